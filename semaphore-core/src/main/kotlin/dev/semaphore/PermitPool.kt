@@ -1,0 +1,62 @@
+package dev.semaphore
+
+/**
+ * What [Semaphore] and [PrioritySemaphore] have in common: a count of permits that can be given
+ * back, resized, inspected and closed. Acquisition differs (a priority or not), so it lives in the
+ * two sub-interfaces.
+ *
+ * Counts: every `permits` argument must be at least 1, or `IllegalArgumentException` is thrown and
+ * nothing changes.
+ */
+public interface PermitPool {
+    /**
+     * The permits free right now. It is below zero while [reducePermits] has taken permits that are
+     * still held (a debt that releases repay before anyone is granted). A snapshot: it may be stale
+     * as soon as it is read.
+     */
+    public val availablePermits: Int
+
+    /** The number of waiters queued right now (a snapshot). */
+    public val queueLength: Int
+
+    /** True once [close] was called. */
+    public val isClosed: Boolean
+
+    /**
+     * Gives back [permits] permits. The waiter first in line is granted as soon as its whole request
+     * fits, then the next, and so on.
+     *
+     * ```kotlin
+     * semaphore.acquire(2)
+     * try { work() } finally { semaphore.release(2) }
+     * ```
+     * @throws IllegalArgumentException if [permits] < 1.
+     * @throws IllegalStateException if more permits would be available than exist (over-release); nothing changes.
+     */
+    public fun release(permits: Int = 1)
+
+    /**
+     * Adds [permits] permits to the total (and to the free count); waiters that now fit are granted.
+     * @throws IllegalArgumentException if [permits] < 1 or the total would exceed `Int.MAX_VALUE`.
+     */
+    public fun addPermits(permits: Int)
+
+    /**
+     * Removes [permits] permits from the total, without waiting for holders: [availablePermits] may go
+     * below zero, and later releases repay that debt before any waiter is granted. A queued request
+     * that no longer fits in the new total fails with `IllegalStateException` when it reaches the
+     * head of the line (rather than blocking everyone behind it forever).
+     * @throws IllegalArgumentException if [permits] < 1 or greater than the current total.
+     */
+    public fun reducePermits(permits: Int)
+
+    /** Takes every permit free right now, whoever is waiting, and returns how many (0 if none or in debt). */
+    public fun drainPermits(): Int
+
+    /**
+     * Closes this semaphore: every queued waiter fails with [SemaphoreClosedException] carrying
+     * [cause], and every later acquisition throws it. Holders may still release (and the permit
+     * counts stay exact). Calling it again does nothing; the first cause stays.
+     */
+    public fun close(cause: Throwable? = null)
+}

@@ -1,0 +1,121 @@
+package dev.semaphore
+
+import dev.semaphore.internal.InternalSemaphoreApi
+import dev.semaphore.internal.WaiterQueue
+import dev.semaphore.internal.WaiterQueueOwner
+import dev.semaphore.internal.acquireSuspending
+import dev.semaphore.internal.acquireWithin
+import kotlin.contracts.ExperimentalContracts
+import kotlin.contracts.InvocationKind
+import kotlin.contracts.contract
+import kotlin.time.Duration
+import kotlin.time.TimeSource
+
+/**
+ * A suspending semaphore that serves waiters by priority: a higher number first, first come first
+ * served among equal priorities. Any `Int` is a valid priority. Everything else is as in
+ * [Semaphore]: permits granted whole, head-of-line blocking (the waiter served next blocks the rest
+ * until its request fits), cancellation and timeouts that never lose a permit, resizing and close.
+ *
+ * **Aging** (optional): with `aging = d`, a waiter's effective priority grows with the time it has
+ * waited, by exactly one for each `d` (continuously in between): a waiter of priority 0 that has
+ * waited `3 * d` ranks like a newcomer of priority 3 and, having waited longer, goes before it.
+ * So low-priority work cannot starve forever. The clock is [TimeSource] passed at creation
+ * (`testTimeSource` of `runTest` for virtual time).
+ *
+ * Cost: choosing the next waiter is O(1) and queueing or removing one is O(log L) for L distinct
+ * priorities with waiters, whatever the number of waiters.
+ *
+ * ```kotlin
+ * val pool = PrioritySemaphore(permits = 2)
+ * launch { pool.withPermit(priority = 10) { serveInteractive() } }
+ * launch { pool.withPermit(priority = 0) { runBatch() } }
+ * ```
+ */
+public interface PrioritySemaphore : PermitPool {
+    /**
+     * Suspends until [permits] permits are granted to this request of [priority]. Cancellable; see [Semaphore.acquire].
+     * @throws IllegalArgumentException if [permits] < 1 or more than the total.
+     * @throws SemaphoreClosedException if closed, before or while waiting.
+     */
+    public suspend fun acquire(priority: Int = 0, permits: Int = 1)
+
+    /**
+     * Takes [permits] permits now if they are free and this request would be first in line (no
+     * queued waiter ranks at or above [priority]); false otherwise, with nothing held.
+     * @throws IllegalArgumentException if [permits] < 1 or more than the total.
+     * @throws SemaphoreClosedException if closed.
+     */
+    public fun tryAcquire(priority: Int = 0, permits: Int = 1): Boolean
+
+    /**
+     * Waits at most [timeout] (coroutine time) for [permits] permits at [priority]: true with them held,
+     * false with nothing held. Zero or negative only tries now. See [Semaphore.tryAcquire].
+     */
+    public suspend fun tryAcquire(priority: Int = 0, permits: Int = 1, timeout: Duration): Boolean
+
+    /** The number of waiters queued with base priority [priority] (a snapshot). */
+    public fun queueLength(priority: Int): Int
+}
+
+/**
+ * Creates a [PrioritySemaphore] with [permits] permits. With a non-null [aging], waiting raises a
+ * request's effective priority by one per [aging] interval, measured on [timeSource].
+ * @throws IllegalArgumentException if [permits] < 0 or [aging] is not positive and finite.
+ */
+public fun PrioritySemaphore(
+    permits: Int,
+    aging: Duration? = null,
+    timeSource: TimeSource = TimeSource.Monotonic,
+): PrioritySemaphore = PrioritySemaphoreImpl(permits, aging, timeSource)
+
+/**
+ * Acquires [permits] permits at [priority], runs [action] and releases them however it ends.
+ *
+ * ```kotlin
+ * pool.withPermit(priority = 5) { handleRequest() }
+ * ```
+ */
+@OptIn(ExperimentalContracts::class)
+public suspend inline fun <T> PrioritySemaphore.withPermit(priority: Int = 0, permits: Int = 1, action: () -> T): T {
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
+    acquire(priority, permits)
+    try {
+        return action()
+    } finally {
+        release(permits)
+    }
+}
+
+@OptIn(InternalSemaphoreApi::class)
+internal class PrioritySemaphoreImpl(
+    permits: Int,
+    aging: Duration?,
+    timeSource: TimeSource,
+) : PrioritySemaphore, WaiterQueueOwner {
+    override val waiterQueue: WaiterQueue = WaiterQueue.priority(permits, aging, timeSource)
+
+    override val availablePermits: Int get() = waiterQueue.availablePermits
+    override val queueLength: Int get() = waiterQueue.queueLength
+    override val isClosed: Boolean get() = waiterQueue.isClosed
+
+    override fun queueLength(priority: Int): Int = waiterQueue.queueLength(priority)
+
+    override suspend fun acquire(priority: Int, permits: Int) {
+        if (!waiterQueue.tryAcquire(permits, priority)) waiterQueue.acquireSuspending(permits, priority, null)
+    }
+
+    override fun tryAcquire(priority: Int, permits: Int): Boolean = waiterQueue.tryAcquire(permits, priority)
+
+    override suspend fun tryAcquire(priority: Int, permits: Int, timeout: Duration): Boolean =
+        waiterQueue.tryAcquire(permits, priority) ||
+            waiterQueue.acquireWithin(permits, priority, null, timeout) { waiterQueue.release(permits) }
+
+    override fun release(permits: Int) = waiterQueue.release(permits)
+    override fun addPermits(permits: Int) = waiterQueue.addPermits(permits)
+    override fun reducePermits(permits: Int) = waiterQueue.reducePermits(permits)
+    override fun drainPermits(): Int = waiterQueue.drainPermits()
+    override fun close(cause: Throwable?) = waiterQueue.close(cause)
+
+    override fun toString(): String = "PrioritySemaphore($waiterQueue)"
+}

@@ -1,0 +1,112 @@
+package dev.semaphore
+
+import dev.semaphore.internal.InternalSemaphoreApi
+import dev.semaphore.internal.WaiterQueue
+import dev.semaphore.internal.WaiterQueueOwner
+import dev.semaphore.internal.acquireSuspending
+import dev.semaphore.internal.acquireWithin
+import kotlin.contracts.ExperimentalContracts
+import kotlin.contracts.InvocationKind
+import kotlin.contracts.contract
+import kotlin.time.Duration
+
+/**
+ * A fair, suspending counting semaphore for coroutines.
+ *
+ * - **Fair**: waiters are served strictly first come, first served, and while anyone waits no
+ *   newcomer (not even [tryAcquire]) can take the permits.
+ * - **Multi-permit, granted whole**: a request for `n` permits is granted all at once when it is
+ *   first in line and `n` permits are free. Until then it blocks the requests behind it, even
+ *   smaller ones that would fit (head-of-line blocking), so large requests are never starved.
+ * - **Cancellation-safe**: a coroutine cancelled while waiting leaves the line at once (and the
+ *   waiters behind it are granted if they now fit); one cancelled just as it was granted hands the
+ *   permits on. No permit is ever lost or counted twice, timeouts included.
+ *
+ * ```kotlin
+ * val semaphore = Semaphore(4)
+ * coroutineScope {
+ *     repeat(100) { i -> launch { semaphore.withPermit { fetch(i) } } } // at most 4 fetches at once
+ * }
+ * ```
+ *
+ * Create one with the [Semaphore] factory function.
+ */
+public interface Semaphore : PermitPool {
+    /**
+     * Suspends until [permits] permits are granted. Cancellable: if the coroutine is cancelled while
+     * waiting, nothing is held when the `CancellationException` is thrown.
+     * @throws IllegalArgumentException if [permits] < 1, or more than this semaphore's total (it could never be granted).
+     * @throws SemaphoreClosedException if the semaphore is or becomes closed while waiting.
+     */
+    public suspend fun acquire(permits: Int = 1)
+
+    /**
+     * Takes [permits] permits if they are free now and nobody is waiting; returns false otherwise,
+     * with nothing held.
+     * @throws IllegalArgumentException if [permits] < 1 or more than the total.
+     * @throws SemaphoreClosedException if the semaphore is closed.
+     */
+    public fun tryAcquire(permits: Int = 1): Boolean
+
+    /**
+     * Waits at most [timeout] (coroutine time: virtual under `runTest`) for [permits] permits. Returns
+     * true with the permits held, or false with nothing held; a grant that races the timeout is never
+     * lost. A zero or negative [timeout] only tries now; `Duration.INFINITE` waits without limit.
+     * @throws IllegalArgumentException if [permits] < 1 or more than the total.
+     * @throws SemaphoreClosedException if the semaphore is or becomes closed while waiting.
+     */
+    public suspend fun tryAcquire(permits: Int = 1, timeout: Duration): Boolean
+}
+
+/**
+ * Creates a fair [Semaphore] with [permits] permits (0 is allowed: every acquirer waits for
+ * [Semaphore.release] or [Semaphore.addPermits]).
+ * @throws IllegalArgumentException if [permits] < 0.
+ */
+public fun Semaphore(permits: Int): Semaphore = SemaphoreImpl(permits)
+
+/**
+ * Acquires [permits] permits, runs [action] and releases them, however [action] ends (returns,
+ * throws or is cancelled).
+ *
+ * ```kotlin
+ * val body = semaphore.withPermit { httpClient.get(url) }
+ * ```
+ */
+@OptIn(ExperimentalContracts::class)
+public suspend inline fun <T> Semaphore.withPermit(permits: Int = 1, action: () -> T): T {
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
+    acquire(permits)
+    try {
+        return action()
+    } finally {
+        release(permits)
+    }
+}
+
+@OptIn(InternalSemaphoreApi::class)
+internal class SemaphoreImpl(permits: Int) : Semaphore, WaiterQueueOwner {
+    override val waiterQueue: WaiterQueue = WaiterQueue.fifo(permits)
+
+    override val availablePermits: Int get() = waiterQueue.availablePermits
+    override val queueLength: Int get() = waiterQueue.queueLength
+    override val isClosed: Boolean get() = waiterQueue.isClosed
+
+    override suspend fun acquire(permits: Int) {
+        if (!waiterQueue.tryAcquire(permits)) waiterQueue.acquireSuspending(permits, 0, null)
+    }
+
+    override fun tryAcquire(permits: Int): Boolean = waiterQueue.tryAcquire(permits)
+
+    override suspend fun tryAcquire(permits: Int, timeout: Duration): Boolean =
+        waiterQueue.tryAcquire(permits) ||
+            waiterQueue.acquireWithin(permits, 0, null, timeout) { waiterQueue.release(permits) }
+
+    override fun release(permits: Int) = waiterQueue.release(permits)
+    override fun addPermits(permits: Int) = waiterQueue.addPermits(permits)
+    override fun reducePermits(permits: Int) = waiterQueue.reducePermits(permits)
+    override fun drainPermits(): Int = waiterQueue.drainPermits()
+    override fun close(cause: Throwable?) = waiterQueue.close(cause)
+
+    override fun toString(): String = "Semaphore($waiterQueue)"
+}

@@ -1,0 +1,94 @@
+/*
+ * The suspending front-end shared by Semaphore, Lock and PrioritySemaphore: a PermitWaiter that
+ * resumes a CancellableContinuation.
+ *
+ * Invariants (on top of WaiterQueue's):
+ * S1  Cancelled while QUEUED: the cancellation handler calls WaiterQueue.cancel, which unlinks the
+ *     waiter (and grants those behind it if they now fit). If the grant won the race, cancel changes
+ *     nothing and S2 applies.
+ * S2  Granted: the continuation is resumed with kotlinx's prompt-cancellation contract
+ *     resume(value, onCancellation). If the coroutine was cancelled before it could run on, the
+ *     resume does not deliver and onCancellation hands the permits back (WaiterQueue.handBack). So a
+ *     grant is either returned from acquire() or handed back; never both, never neither.
+ * S3  Timed acquisition records "acquired" in the same synchronous step that acquire() returns in; a
+ *     timeout or cancellation that lands after that point hands the permits back instead of
+ *     dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
+ */
+package dev.semaphore.internal
+
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.suspendCancellableCoroutine
+import kotlinx.coroutines.withTimeoutOrNull
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.resumeWithException
+import kotlin.time.Duration
+
+/** A waiter that resumes a suspended coroutine; it is also its own cancellation handlers (no extra allocation). */
+@OptIn(InternalSemaphoreApi::class)
+private class SuspendWaiter(
+    private val queue: WaiterQueue,
+    private val cont: CancellableContinuation<Unit>,
+    permits: Int,
+    priority: Int,
+    owner: Any?,
+) : PermitWaiter(permits, priority, owner),
+    (Throwable?) -> Unit,
+    (Throwable, Unit, CoroutineContext) -> Unit {
+
+    /** This waiter as the prompt-cancellation hook of resume (typed, to pick the 3-argument overload). */
+    val handBackOnCancel: (Throwable, Unit, CoroutineContext) -> Unit get() = this
+
+    override fun onGranted() = cont.resume(Unit, handBackOnCancel)
+
+    override fun onFailed(cause: Throwable) = cont.resumeWithException(cause)
+
+    /** S1: the coroutine was cancelled while suspended. */
+    override fun invoke(cause: Throwable?) {
+        queue.cancel(this)
+    }
+
+    /** S2: granted, but the coroutine was cancelled before it could take the permits. */
+    override fun invoke(cause: Throwable, value: Unit, context: CoroutineContext) {
+        queue.handBack(this)
+    }
+}
+
+/** Suspends until [permits] are granted (the caller already failed a fast tryAcquire). */
+@OptIn(InternalSemaphoreApi::class)
+internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, owner: Any?) {
+    suspendCancellableCoroutine { cont ->
+        val waiter = SuspendWaiter(this, cont, permits, priority, owner)
+        if (enqueue(waiter)) cont.resume(Unit, waiter.handBackOnCancel) else cont.invokeOnCancellation(waiter)
+    }
+}
+
+/**
+ * Waits at most [timeout] for [permits] (the caller already failed a fast tryAcquire). True with the
+ * permits held, false with nothing held. [giveBack] returns permits that were acquired when the
+ * caller is cancelled at the very moment of success (S3).
+ */
+@OptIn(InternalSemaphoreApi::class)
+internal suspend inline fun WaiterQueue.acquireWithin(
+    permits: Int,
+    priority: Int,
+    owner: Any?,
+    timeout: Duration,
+    giveBack: () -> Unit,
+): Boolean {
+    if (!timeout.isPositive()) return false
+    if (timeout.isInfinite()) {
+        acquireSuspending(permits, priority, owner)
+        return true
+    }
+    var acquired = false
+    try {
+        withTimeoutOrNull(timeout) {
+            acquireSuspending(permits, priority, owner)
+            acquired = true
+        }
+    } catch (e: Throwable) {
+        if (acquired) giveBack()
+        throw e
+    }
+    return acquired
+}

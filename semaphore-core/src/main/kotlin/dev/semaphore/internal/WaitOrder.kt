@@ -1,0 +1,233 @@
+/*
+ * The orders in which queued waiters are served. Common Kotlin; every method is called with the
+ * owning WaiterQueue's lock held, so nothing here is thread-safe on its own.
+ *
+ * Invariants (checked by the tests through WaiterQueue):
+ * - A waiter is in at most one WaiterList at a time, and `waiter.list` names that list (null when
+ *   it is in none). `prev`/`next` link it to its neighbours; `head.prev == null`, `tail.next == null`.
+ * - Link, unlink and the size count are O(1); nothing walks a list to find a waiter.
+ * - FifoOrder: one list; the head is the longest-waiting waiter.
+ * - PriorityOrder: one non-empty Level (a WaiterList) per priority in use, found by a hash map, and a
+ *   binary max-heap of those levels ordered by `before()` on their heads. A level leaves the heap and
+ *   the map the moment it becomes empty, so L (levels in the heap) is the number of distinct
+ *   priorities that have waiters. peek() is O(1); add, remove and poll are O(1) + O(log L).
+ * - Ordering with aging: the effective priority of a waiter of priority p that has waited d is
+ *   p + d / aging (a real number; exactly one higher per whole `aging` interval). Comparing two
+ *   waiters at the same instant `now` cancels `now` out: w1 goes first iff
+ *   (p1 - p2) * aging > t1 - t2, where t is the enqueue time. The order between two waiters therefore
+ *   never changes while they wait, so a heap keyed on enqueue data stays valid without re-sorting.
+ *   Ties go to the older waiter (FIFO), then to the higher base priority.
+ */
+package dev.semaphore.internal
+
+/** An intrusive doubly linked list of waiters: the waiter is the node. */
+internal open class WaiterList {
+    var head: PermitWaiter? = null
+        private set
+    var tail: PermitWaiter? = null
+        private set
+    var size: Int = 0
+        private set
+
+    fun isEmpty(): Boolean = head == null
+
+    fun linkLast(w: PermitWaiter) {
+        val t = tail
+        w.prev = t
+        w.next = null
+        w.list = this
+        if (t == null) head = w else t.next = w
+        tail = w
+        size++
+    }
+
+    fun unlink(w: PermitWaiter) {
+        val p = w.prev
+        val n = w.next
+        if (p == null) head = n else p.next = n
+        if (n == null) tail = p else n.prev = p
+        w.prev = null
+        w.next = null
+        w.list = null
+        size--
+    }
+}
+
+/** How a WaiterQueue orders its waiters. */
+internal sealed class WaitOrder {
+    /** Number of queued waiters. */
+    abstract val size: Int
+
+    /** The waiter to serve next, or null if none waits. */
+    abstract fun peek(): PermitWaiter?
+
+    /** Queues [w], stamped with [now] (nanoseconds on the queue's clock, used only for aging). */
+    abstract fun add(w: PermitWaiter, now: Long)
+
+    /** Removes [w], which must be queued here. */
+    abstract fun remove(w: PermitWaiter)
+
+    /** Whether a newcomer of [priority] arriving at [now] would be served before everyone queued. */
+    abstract fun newcomerLeads(priority: Int, now: Long): Boolean
+
+    /** Number of waiters queued with base [priority]. */
+    abstract fun countAt(priority: Int): Int
+
+    /** Whether [now] is used at all (false: the queue never reads its clock). */
+    abstract val usesClock: Boolean
+}
+
+/** Plain first-come, first-served order; priorities are ignored. */
+internal class FifoOrder : WaitOrder() {
+    private val list = WaiterList()
+
+    override val size: Int get() = list.size
+
+    override fun peek(): PermitWaiter? = list.head
+
+    override fun add(w: PermitWaiter, now: Long) = list.linkLast(w)
+
+    override fun remove(w: PermitWaiter) = list.unlink(w)
+
+    override fun newcomerLeads(priority: Int, now: Long): Boolean = list.isEmpty()
+
+    override fun countAt(priority: Int): Int = list.size
+
+    override val usesClock: Boolean get() = false
+}
+
+/** One FIFO list per priority, levels kept in a max-heap. [agingNanos] is 0 for no aging. */
+internal class PriorityOrder(private val agingNanos: Long) : WaitOrder() {
+    private class Level(val priority: Int) : WaiterList() {
+        var heapIndex: Int = -1
+    }
+
+    private val levels = HashMap<Int, Level>()
+    private var heap = arrayOfNulls<Level>(8)
+    private var heapSize = 0
+    private var count = 0
+
+    override val size: Int get() = count
+
+    override val usesClock: Boolean get() = agingNanos > 0
+
+    override fun peek(): PermitWaiter? = if (heapSize == 0) null else heap[0]!!.head
+
+    override fun add(w: PermitWaiter, now: Long) {
+        w.enqueuedAt = now
+        var level = levels[w.priority]
+        if (level == null) {
+            level = Level(w.priority)
+            levels[w.priority] = level
+            level.linkLast(w)
+            heapInsert(level)
+        } else {
+            level.linkLast(w) // the level's head, and so its place in the heap, is unchanged
+        }
+        count++
+    }
+
+    override fun remove(w: PermitWaiter) {
+        val level = w.list as Level
+        val wasHead = level.head === w
+        level.unlink(w)
+        count--
+        when {
+            level.isEmpty() -> {
+                levels.remove(level.priority)
+                heapRemoveAt(level.heapIndex)
+            }
+            // A younger head can only rank lower: with aging its key drops, without it is the same.
+            wasHead && agingNanos > 0 -> siftDown(level.heapIndex)
+        }
+    }
+
+    override fun newcomerLeads(priority: Int, now: Long): Boolean {
+        if (heapSize == 0) return true
+        val top = heap[0]!!.head!!
+        // The newcomer is younger than anyone queued, so on a tie it loses (strictly before needed).
+        return before(priority, now, top.priority, top.enqueuedAt)
+    }
+
+    override fun countAt(priority: Int): Int = levels[priority]?.size ?: 0
+
+    /** True if a waiter (p1, t1) is served strictly before (p2, t2). */
+    private fun before(p1: Int, t1: Long, p2: Int, t2: Long): Boolean {
+        if (agingNanos == 0L) return if (p1 != p2) p1 > p2 else t1 < t2
+        val dp = p1.toLong() - p2.toLong() // |dp| < 2^32
+        val dt = t1 - t2
+        if (dp != 0L) {
+            val limit = Long.MAX_VALUE / agingNanos
+            // (p1 - p2) * aging overflows: its sign decides, as no real wait is ~292 years long.
+            if (dp > limit) return true
+            if (dp < -limit) return false
+            val scaled = dp * agingNanos
+            if (scaled != dt) return scaled > dt
+        }
+        return dt < 0 // equal effective priority: the older waiter first
+    }
+
+    private fun levelBefore(a: Level, b: Level): Boolean {
+        val ha = a.head!!
+        val hb = b.head!!
+        return before(ha.priority, ha.enqueuedAt, hb.priority, hb.enqueuedAt)
+    }
+
+    private fun heapInsert(level: Level) {
+        if (heapSize == heap.size) heap = heap.copyOf(heapSize * 2)
+        heap[heapSize] = level
+        level.heapIndex = heapSize
+        heapSize++
+        siftUp(heapSize - 1)
+    }
+
+    private fun heapRemoveAt(index: Int) {
+        val removed = heap[index]!!
+        heapSize--
+        val last = heap[heapSize]!!
+        heap[heapSize] = null
+        removed.heapIndex = -1
+        if (index < heapSize) {
+            heap[index] = last
+            last.heapIndex = index
+            siftDown(index)
+            siftUp(last.heapIndex)
+        }
+        // Shrink a heap that a burst of distinct priorities once grew, so memory follows use.
+        if (heap.size > 64 && heapSize < heap.size / 4) heap = heap.copyOf(heap.size / 2)
+    }
+
+    private fun siftUp(start: Int) {
+        var i = start
+        val item = heap[i]!!
+        while (i > 0) {
+            val parent = (i - 1) ushr 1
+            val p = heap[parent]!!
+            if (!levelBefore(item, p)) break
+            heap[i] = p
+            p.heapIndex = i
+            i = parent
+        }
+        heap[i] = item
+        item.heapIndex = i
+    }
+
+    private fun siftDown(start: Int) {
+        var i = start
+        val item = heap[i]!!
+        while (true) {
+            val left = 2 * i + 1
+            if (left >= heapSize) break
+            val right = left + 1
+            var child = left
+            if (right < heapSize && levelBefore(heap[right]!!, heap[left]!!)) child = right
+            val c = heap[child]!!
+            if (!levelBefore(c, item)) break
+            heap[i] = c
+            c.heapIndex = i
+            i = child
+        }
+        heap[i] = item
+        item.heapIndex = i
+    }
+}

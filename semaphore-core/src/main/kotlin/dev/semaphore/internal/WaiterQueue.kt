@@ -1,0 +1,487 @@
+/*
+ * THE ENGINE. Every primitive of the library (Semaphore, Lock, PrioritySemaphore, and the Java
+ * module's AsyncSemaphore, AsyncLock, AsyncPrioritySemaphore) is a thin front-end over one
+ * WaiterQueue, so Kotlin coroutines, Java futures and blocked Java threads stand in one line.
+ *
+ * STATE. One 64-bit atomic word:
+ *     bit 63      SLOW: set while any waiter is queued, while the queue is closed, and while a
+ *                 thread holds the lock and works on the word ("frozen", see below)
+ *     bits 32..62 total: the permits that exist (held + available), 0..Int.MAX_VALUE
+ *     bits 0..31  available: signed; below zero after reducePermits took permits still held (debt)
+ * The waiters live in a WaitOrder (WaitOrder.kt): intrusive lists whose nodes are the waiters.
+ *
+ * INVARIANTS.
+ * I1  held + available == total, where held is the sum of permits granted and not yet released.
+ *     Every path that grants permits either delivers them to a live caller or hands them back
+ *     through release() (handBack); nothing else changes `available`.
+ * I2  Fast path: only while SLOW is clear may a thread change the word without the lock, and only by
+ *     a single CAS that keeps SLOW clear (tryAcquire takes, release gives back). No lock, no
+ *     allocation. A CAS that races with the lock holder setting SLOW fails and retries, then sees
+ *     SLOW and takes the slow path.
+ * I3  Slow path: a thread holding the lock first sets SLOW by CAS ("freezes" the word); from then
+ *     until it stores the word back ("unfreeze"), it alone writes the word. It stores SLOW clear
+ *     only if no waiter is queued and the queue is not closed.
+ * I4  No barging: while a waiter is queued, SLOW is set, so no fast-path tryAcquire can take
+ *     permits; on the slow path a newcomer may take permits only if it would be served before every
+ *     queued waiter (newcomerLeads: never, in FIFO order, while anyone waits) and they fit.
+ * I5  Grant whole, head first: after every change that can free permits (release, addPermits,
+ *     cancel, reducePermits), the waiter served next is granted all its permits if they fit
+ *     (available >= its request), then the next, and so on; the first that does not fit stops the
+ *     loop (head-of-line blocking, on purpose: large requests are not starved by small ones).
+ *     Hence at rest: no queued waiter is the head with a request that fits.
+ * I6  A waiter's status moves NEW -> QUEUED -> (GRANTED | FAILED | CANCELLED), or NEW -> GRANTED
+ *     (granted at enqueue), only under the lock; exactly one of grant, fail (close, or a request
+ *     grown larger than the total) and cancel wins. cancel() of a waiter no longer QUEUED changes
+ *     nothing and says so; the front-end then owns the outcome of the winner.
+ * I7  Waking happens outside the lock, through a per-thread trampoline: a callback that releases
+ *     again (and so grants and wakes the next waiter) queues that wake instead of recursing, so the
+ *     stack stays flat however long the chain of release-in-callback is.
+ * I8  After close(): every queued waiter fails with SemaphoreClosedException and every later
+ *     acquisition throws it; release, resizing and the metrics keep working.
+ * I9  Bad input throws before anything changes: every check runs before the first write.
+ */
+package dev.semaphore.internal
+
+import dev.semaphore.SemaphoreClosedException
+import kotlin.time.Duration
+import kotlin.time.TimeMark
+import kotlin.time.TimeSource
+
+/**
+ * Marks the engine's service-provider interface: public only so that the library's own front-ends
+ * in other modules (the Java API) can share a queue with the Kotlin ones. It may change in any
+ * release; do not use it from application code.
+ */
+@RequiresOptIn(
+    level = RequiresOptIn.Level.ERROR,
+    message = "The waiter-queue SPI is internal to the semaphore library and may change without notice.",
+)
+@Retention(AnnotationRetention.BINARY)
+@Target(AnnotationTarget.CLASS, AnnotationTarget.FUNCTION, AnnotationTarget.PROPERTY, AnnotationTarget.CONSTRUCTOR)
+public annotation class InternalSemaphoreApi
+
+/**
+ * A request for [permits] permits waiting in a [WaiterQueue]: the node of the queue's intrusive list.
+ * A subclass decides how the requester is told: resume a continuation, complete a future, unpark a thread.
+ *
+ * A waiter is used once. The queue calls exactly one of [onGranted] or [onFailed], once, outside its
+ * lock, unless [WaiterQueue.cancel] removed the waiter first (then neither). Callbacks must be short
+ * and must not throw; an exception they throw reaches the thread that caused the wake.
+ *
+ * @property permits how many permits are requested, at least 1.
+ * @property priority the priority of the request (higher is served first; FIFO queues ignore it).
+ * @property owner for a lock's queue, the owner recorded when the lock is granted (null for none).
+ */
+@InternalSemaphoreApi
+public abstract class PermitWaiter @JvmOverloads constructor(
+    permits: Int,
+    public val priority: Int = 0,
+    public val owner: Any? = null,
+) {
+    /** The number of permits requested. */
+    public val permits: Int = checkPermitCount(permits)
+
+    internal var prev: PermitWaiter? = null
+    internal var next: PermitWaiter? = null
+    internal var list: WaiterList? = null
+    internal var enqueuedAt: Long = 0L
+    internal var wakeNext: PermitWaiter? = null
+    internal var failure: Throwable? = null
+
+    @Volatile
+    internal var status: Int = NEW
+
+    /** True once the queue granted this waiter its permits (they are then the requester's to use or hand back). */
+    public val isGranted: Boolean get() = status == GRANTED
+
+    /** Called once, outside the queue's lock, after the permits were granted to this waiter. */
+    protected abstract fun onGranted()
+
+    /** Called once, outside the queue's lock, when the request failed (the queue was closed, say); nothing is held. */
+    protected abstract fun onFailed(cause: Throwable)
+
+    internal fun deliver() {
+        if (status == GRANTED) onGranted() else onFailed(failure!!)
+    }
+
+    internal companion object {
+        const val NEW = 0
+        const val QUEUED = 1
+        const val GRANTED = 2
+        const val FAILED = 3
+        const val CANCELLED = 4
+    }
+}
+
+/** Hooks a front-end (the Lock) uses to keep its own state in step with grants. Called under the queue's lock. */
+internal interface GrantTracker {
+    /** [w] was just granted its permits, under the queue's lock. */
+    fun onGrant(w: PermitWaiter)
+
+    /** [w] was granted but its requester is gone; called just before its permits are released. */
+    fun onHandBack(w: PermitWaiter)
+}
+
+/**
+ * The one engine: a permit count and a queue of [PermitWaiter]s. See the invariants at the top of
+ * this file. All counts must be at least 1; every method checks its input before changing anything.
+ */
+@InternalSemaphoreApi
+public class WaiterQueue internal constructor(
+    initialPermits: Int,
+    private val order: WaitOrder,
+    timeSource: TimeSource? = null,
+) {
+    init {
+        require(initialPermits >= 0) { "permits must be >= 0, was $initialPermits" }
+    }
+
+    private val state = AtomicState(pack(initialPermits, initialPermits, false))
+    private val lock = EngineLock()
+    private val epoch: TimeMark? = if (order.usesClock) (timeSource ?: TimeSource.Monotonic).markNow() else null
+
+    @Volatile
+    private var closed = false
+    private var closeCause: Throwable? = null
+
+    @Volatile
+    private var queued = 0
+
+    internal var tracker: GrantTracker? = null
+
+    // The word's fields while frozen (lock held, I3), and the waiters to wake after unlocking.
+    private var wTotal = 0
+    private var wAvail = 0
+    private var wakeHead: PermitWaiter? = null
+    private var wakeTail: PermitWaiter? = null
+
+    /** Permits free now; negative while reducePermits' debt is being repaid. */
+    public val availablePermits: Int get() = avail(state.load())
+
+    /** Permits that exist: held plus available. */
+    public val totalPermits: Int get() = total(state.load())
+
+    /** Number of waiters queued. */
+    public val queueLength: Int get() = queued
+
+    /** True after [close]. */
+    public val isClosed: Boolean get() = closed
+
+    /** Number of waiters queued with base priority [priority]. */
+    public fun queueLength(priority: Int): Int = locked { order.countAt(priority) }
+
+    /**
+     * Takes [permits] now if they are free and no queued waiter should be served first; false otherwise.
+     * @throws IllegalArgumentException if [permits] < 1 or exceeds the total.
+     * @throws SemaphoreClosedException if closed.
+     */
+    public fun tryAcquire(permits: Int, priority: Int = 0): Boolean {
+        checkPermitCount(permits)
+        while (true) {
+            val s = state.load()
+            if (s < 0) break
+            val a = avail(s)
+            if (a < permits) {
+                val t = total(s)
+                require(permits <= t) { tooMany(permits, t) }
+                return false
+            }
+            if (state.cas(s, s - permits)) return true
+        }
+        return locked {
+            checkOpen()
+            require(permits <= wTotal) { tooMany(permits, wTotal) }
+            if (wAvail >= permits && order.newcomerLeads(priority, now())) {
+                wAvail -= permits
+                true
+            } else {
+                false
+            }
+        }
+    }
+
+    /**
+     * Offers [waiter] to the queue. Returns true if it was granted at once: the caller then holds the
+     * permits, and [PermitWaiter.onGranted] will NOT be called. Returns false if it was queued: one of
+     * its callbacks will be called later (possibly before this method returns, on another thread),
+     * unless [cancel] removes it first.
+     * @throws IllegalArgumentException if the request exceeds the total (nothing is queued).
+     * @throws SemaphoreClosedException if closed (nothing is queued).
+     * @throws IllegalStateException if [waiter] was offered before.
+     */
+    public fun enqueue(waiter: PermitWaiter): Boolean {
+        check(waiter.status == PermitWaiter.NEW) { "this waiter was already offered to a queue" }
+        return locked {
+            checkOpen()
+            require(waiter.permits <= wTotal) { tooMany(waiter.permits, wTotal) }
+            val now = now()
+            if (wAvail >= waiter.permits && order.newcomerLeads(waiter.priority, now)) {
+                wAvail -= waiter.permits
+                waiter.status = PermitWaiter.GRANTED
+                tracker?.onGrant(waiter)
+                true
+            } else {
+                order.add(waiter, now)
+                waiter.status = PermitWaiter.QUEUED
+                false
+            }
+        }
+    }
+
+    /**
+     * Removes a queued [waiter]; true if it was removed (nothing is held and no callback will run).
+     * False if it was already granted, failed or cancelled: then the grant or failure stands, and a
+     * granted waiter's front-end must deliver the permits or [handBack] them. If the removal lets the
+     * waiters behind fit, they are granted at once.
+     */
+    public fun cancel(waiter: PermitWaiter): Boolean {
+        if (waiter.status != PermitWaiter.QUEUED) return false
+        return locked {
+            if (waiter.status != PermitWaiter.QUEUED) {
+                false
+            } else {
+                order.remove(waiter)
+                waiter.status = PermitWaiter.CANCELLED
+                grantLocked()
+                true
+            }
+        }
+    }
+
+    /** Returns the permits of a granted [waiter] whose requester is gone (cancelled in the same instant). */
+    public fun handBack(waiter: PermitWaiter) {
+        check(waiter.status == PermitWaiter.GRANTED) { "only a granted waiter can hand its permits back" }
+        tracker?.onHandBack(waiter)
+        release(waiter.permits)
+    }
+
+    /**
+     * Gives back [permits]; waiters that now fit are granted, in order.
+     * @throws IllegalArgumentException if [permits] < 1.
+     * @throws IllegalStateException if that would make more permits available than exist (over-release).
+     */
+    public fun release(permits: Int) {
+        checkPermitCount(permits)
+        while (true) {
+            val s = state.load()
+            if (s < 0) break
+            val a = avail(s)
+            val t = total(s)
+            check(a.toLong() + permits <= t) { overRelease(permits, a, t) }
+            if (state.cas(s, pack(t, a + permits, false))) return
+        }
+        locked {
+            check(wAvail.toLong() + permits <= wTotal) { overRelease(permits, wAvail, wTotal) }
+            wAvail += permits
+            grantLocked()
+        }
+    }
+
+    /** Adds [permits] to the total and to the available count; waiters that now fit are granted. */
+    public fun addPermits(permits: Int) {
+        checkPermitCount(permits)
+        locked {
+            require(wTotal.toLong() + permits <= Int.MAX_VALUE) {
+                "cannot add $permits permits to a total of $wTotal: the total may not exceed ${Int.MAX_VALUE}"
+            }
+            wTotal += permits
+            wAvail += permits
+            grantLocked()
+        }
+    }
+
+    /**
+     * Removes [permits] from the total and from the available count, which may go below zero: the
+     * debt is repaid by later releases before anyone is granted. A queued waiter whose request now
+     * exceeds the total fails with IllegalStateException when it reaches the head of the line.
+     */
+    public fun reducePermits(permits: Int) {
+        checkPermitCount(permits)
+        locked {
+            require(permits <= wTotal) { "cannot reduce by $permits permits: the total is only $wTotal" }
+            wTotal -= permits
+            wAvail -= permits
+            grantLocked() // the head may now exceed the total and fail, letting those behind it fit
+        }
+    }
+
+    /** Takes every available permit now (regardless of waiters) and returns how many; 0 if none or in debt. */
+    public fun drainPermits(): Int = locked {
+        val taken = if (wAvail > 0) wAvail else 0
+        wAvail -= taken
+        taken
+    }
+
+    /**
+     * Closes the queue: every queued waiter fails with [SemaphoreClosedException] carrying [cause], and
+     * every later acquisition throws it. Holders may still release. A second call does nothing.
+     */
+    public fun close(cause: Throwable?) {
+        locked {
+            if (!closed) {
+                closeCause = cause
+                closed = true
+                while (true) {
+                    val w = order.peek() ?: break
+                    order.remove(w)
+                    failLocked(w, SemaphoreClosedException(cause))
+                }
+            }
+        }
+    }
+
+    override fun toString(): String {
+        val s = state.load()
+        return "WaiterQueue(available=${avail(s)}, total=${total(s)}, queued=$queued, closed=$closed)"
+    }
+
+    // ---- slow path machinery (lock held) ----
+
+    private fun checkOpen() {
+        if (closed) throw SemaphoreClosedException(closeCause)
+    }
+
+    private fun now(): Long = epoch?.elapsedNow()?.inWholeNanoseconds ?: 0L
+
+    /** I5: grants from the head while the request fits; fails a head that can no longer ever fit. */
+    private fun grantLocked() {
+        while (true) {
+            val w = order.peek() ?: return
+            if (w.permits > wTotal) {
+                order.remove(w)
+                failLocked(
+                    w,
+                    IllegalStateException(
+                        "a request for ${w.permits} permits can never be granted: the total is now $wTotal",
+                    ),
+                )
+                continue
+            }
+            if (w.permits > wAvail) return
+            order.remove(w)
+            wAvail -= w.permits
+            w.status = PermitWaiter.GRANTED
+            tracker?.onGrant(w)
+            appendWake(w)
+        }
+    }
+
+    private fun failLocked(w: PermitWaiter, cause: Throwable) {
+        w.failure = cause
+        w.status = PermitWaiter.FAILED
+        appendWake(w)
+    }
+
+    private fun appendWake(w: PermitWaiter) {
+        val t = wakeTail
+        if (t == null) wakeHead = w else t.wakeNext = w
+        wakeTail = w
+    }
+
+    private inline fun <R> locked(block: () -> R): R {
+        lock.lock()
+        var wake: PermitWaiter? = null
+        try {
+            freeze()
+            try {
+                return block()
+            } finally {
+                state.store(pack(wTotal, wAvail, closed || order.size > 0))
+                queued = order.size
+                wake = wakeHead
+                wakeHead = null
+                wakeTail = null
+            }
+        } finally {
+            lock.unlock()
+            if (wake != null) wakeAll(wake)
+        }
+    }
+
+    /** I3: sets SLOW so that no fast path touches the word, and loads its fields. */
+    private fun freeze() {
+        while (true) {
+            val s = state.load()
+            if (s < 0 || state.cas(s, s or SLOW)) {
+                wTotal = total(s)
+                wAvail = avail(s)
+                return
+            }
+        }
+    }
+
+    internal companion object {
+        private const val SLOW: Long = Long.MIN_VALUE
+
+        fun avail(s: Long): Int = s.toInt()
+
+        fun total(s: Long): Int = ((s ushr 32) and 0x7FFF_FFFFL).toInt()
+
+        fun pack(total: Int, avail: Int, slow: Boolean): Long =
+            (if (slow) SLOW else 0L) or (total.toLong() shl 32) or (avail.toLong() and 0xFFFF_FFFFL)
+
+        /** A FIFO queue (Semaphore, Lock). */
+        fun fifo(permits: Int): WaiterQueue = WaiterQueue(permits, FifoOrder())
+
+        /** A priority queue, with optional aging read from [timeSource]. */
+        fun priority(permits: Int, aging: Duration?, timeSource: TimeSource): WaiterQueue {
+            if (aging != null) {
+                require(aging.isPositive() && aging.isFinite()) { "aging must be positive and finite, was $aging" }
+            }
+            val nanos = aging?.inWholeNanoseconds?.coerceAtLeast(1L) ?: 0L
+            return WaiterQueue(permits, PriorityOrder(nanos), timeSource)
+        }
+    }
+}
+
+// ---- the wake trampoline (I7) ----
+
+private class WakeBatch {
+    var head: PermitWaiter? = null
+    var tail: PermitWaiter? = null
+    var draining = false
+}
+
+private val wakeSlot = ThreadSlot<WakeBatch>()
+
+/** Delivers a chain of waiters linked by wakeNext; re-entrant calls on this thread only append. */
+private fun wakeAll(chain: PermitWaiter) {
+    val batch = wakeSlot.get() ?: WakeBatch().also { wakeSlot.set(it) }
+    var last = chain
+    while (true) last = last.wakeNext ?: break
+    val t = batch.tail
+    if (t == null) batch.head = chain else t.wakeNext = chain
+    batch.tail = last
+    if (batch.draining) return
+    batch.draining = true
+    var error: Throwable? = null
+    try {
+        while (true) {
+            val w = batch.head ?: break
+            batch.head = w.wakeNext
+            if (batch.head == null) batch.tail = null
+            w.wakeNext = null
+            try {
+                w.deliver()
+            } catch (e: Throwable) {
+                if (error == null) error = e else error.addSuppressed(e)
+            }
+        }
+    } finally {
+        batch.draining = false
+    }
+    if (error != null) throw error
+}
+
+// ---- checks and messages shared by every front-end ----
+
+internal fun checkPermitCount(permits: Int): Int {
+    require(permits >= 1) { "permits must be >= 1, was $permits" }
+    return permits
+}
+
+private fun tooMany(permits: Int, total: Int) =
+    "a request for $permits permits can never be granted: the semaphore has only $total permits in total"
+
+private fun overRelease(permits: Int, available: Int, total: Int) =
+    "cannot release $permits permits: $available of $total are available, so at most ${total - available} are held"
