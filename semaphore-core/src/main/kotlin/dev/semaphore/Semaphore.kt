@@ -59,8 +59,12 @@ public interface Semaphore : PermitPool {
 }
 
 /**
- * Creates a fair [Semaphore] with [permits] permits (0 is allowed: every acquirer waits for
- * [Semaphore.release] or [Semaphore.addPermits]).
+ * Creates a fair [Semaphore] with [permits] permits in total.
+ *
+ * The total is the most that can ever be held at once, so a request for more than the total fails
+ * at once, and releasing more than is held fails too (over-release). 0 is allowed: such a semaphore
+ * refuses every request as impossible until [Semaphore.addPermits] gives it permits (to use it as a
+ * signal, start with `Semaphore(1)` and `acquire()` the permit first).
  * @throws IllegalArgumentException if [permits] < 0.
  */
 public fun Semaphore(permits: Int): Semaphore = SemaphoreImpl(permits)

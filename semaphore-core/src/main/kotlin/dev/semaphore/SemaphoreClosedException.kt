@@ -1,5 +1,8 @@
 package dev.semaphore
 
+import kotlinx.coroutines.CopyableThrowable
+import kotlinx.coroutines.ExperimentalCoroutinesApi
+
 /**
  * Thrown to every waiter queued on a [Semaphore] or [PrioritySemaphore] when it is closed, and by
  * every acquisition attempted after that. [cause] is the cause passed to `close`, if any.
@@ -7,11 +10,20 @@ package dev.semaphore
  * ```kotlin
  * try { semaphore.acquire() } catch (e: SemaphoreClosedException) { log("shutting down", e.cause) }
  * ```
+ *
+ * When kotlinx.coroutines recovers stack traces (debug mode), its copy keeps the same [cause], so
+ * `e.cause` is always the cause given to `close`.
  */
-public class SemaphoreClosedException(message: String, cause: Throwable?) : IllegalStateException(message, cause) {
+@OptIn(ExperimentalCoroutinesApi::class)
+public class SemaphoreClosedException(message: String, cause: Throwable?) :
+    IllegalStateException(message, cause), CopyableThrowable<SemaphoreClosedException> {
+
     /** Creates the exception for a semaphore closed with [cause] (null when closed without one). */
     public constructor(cause: Throwable?) : this(
         if (cause == null) "the semaphore is closed" else "the semaphore is closed: $cause",
         cause,
     )
+
+    /** A copy with the same message and cause, for kotlinx.coroutines' stack-trace recovery. */
+    override fun createCopy(): SemaphoreClosedException = SemaphoreClosedException(message!!, cause)
 }

@@ -1,0 +1,57 @@
+package dev.semaphore
+
+import kotlin.time.Duration
+
+/**
+ * One face for every primitive, so the shared spec can run the same fairness, cancellation and
+ * misuse cases against each. Requests here always use one permit (the Lock has no other).
+ */
+interface Primitive {
+    val name: String
+    suspend fun acquire()
+    fun tryAcquire(): Boolean
+    suspend fun tryAcquire(timeout: Duration): Boolean
+    fun release()
+    val available: Int
+    val queued: Int
+}
+
+/** Factories for a primitive with one permit (the shared spec's cases are about a single slot). */
+val primitiveFactories: List<Pair<String, () -> Primitive>> = listOf(
+    "Semaphore" to {
+        val s = Semaphore(1)
+        object : Primitive {
+            override val name = "Semaphore"
+            override suspend fun acquire() = s.acquire()
+            override fun tryAcquire() = s.tryAcquire()
+            override suspend fun tryAcquire(timeout: Duration) = s.tryAcquire(timeout = timeout)
+            override fun release() = s.release()
+            override val available get() = s.availablePermits
+            override val queued get() = s.queueLength
+        }
+    },
+    "PrioritySemaphore" to {
+        val s = PrioritySemaphore(1)
+        object : Primitive {
+            override val name = "PrioritySemaphore"
+            override suspend fun acquire() = s.acquire()
+            override fun tryAcquire() = s.tryAcquire()
+            override suspend fun tryAcquire(timeout: Duration) = s.tryAcquire(timeout = timeout)
+            override fun release() = s.release()
+            override val available get() = s.availablePermits
+            override val queued get() = s.queueLength
+        }
+    },
+    "Lock" to {
+        val l = Lock()
+        object : Primitive {
+            override val name = "Lock"
+            override suspend fun acquire() = l.lock()
+            override fun tryAcquire() = l.tryLock()
+            override suspend fun tryAcquire(timeout: Duration) = l.tryLock(timeout = timeout)
+            override fun release() = l.unlock()
+            override val available get() = if (l.isLocked) 0 else 1
+            override val queued get() = l.queueLength
+        }
+    },
+)
