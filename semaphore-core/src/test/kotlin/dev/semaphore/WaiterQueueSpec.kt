@@ -1,0 +1,144 @@
+package dev.semaphore
+
+import dev.semaphore.internal.PermitWaiter
+import dev.semaphore.internal.WaiterQueue
+import dev.semaphore.internal.WaiterQueueOwner
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.atomic.AtomicInteger
+import kotlin.concurrent.thread
+
+/** A non-suspending waiter, as another front-end (the Java module) would write one. */
+private class RecordingWaiter(permits: Int, priority: Int = 0, val onGrant: (RecordingWaiter) -> Unit = {}) :
+    PermitWaiter(permits, priority) {
+    var granted = 0
+    var failed: Throwable? = null
+    override fun onGranted() {
+        granted++
+        onGrant(this)
+    }
+    override fun onFailed(cause: Throwable) {
+        failed = cause
+    }
+}
+
+private fun queueOf(permits: Int): WaiterQueue = (Semaphore(permits) as WaiterQueueOwner).waiterQueue
+
+/** The engine's SPI, as the Java module uses it. */
+class WaiterQueueSpec : FunSpec({
+    test("enqueue grants at once when free and nobody waits (no callback), else queues") {
+        val q = queueOf(2)
+        val a = RecordingWaiter(2)
+        q.enqueue(a) shouldBe true
+        a.granted shouldBe 0 // the caller holds the permits; no callback
+        a.isGranted shouldBe true
+        val b = RecordingWaiter(1)
+        q.enqueue(b) shouldBe false
+        q.queueLength shouldBe 1
+        q.release(2)
+        b.granted shouldBe 1
+        q.availablePermits shouldBe 1
+    }
+
+    test("a waiter is used once") {
+        val q = queueOf(1)
+        val a = RecordingWaiter(1)
+        q.enqueue(a)
+        shouldThrow<IllegalStateException> { q.enqueue(a) }
+    }
+
+    test("cancel: true while queued, false once granted, and then handBack returns the permits") {
+        val q = queueOf(1)
+        q.tryAcquire(1, 0) shouldBe true
+        val a = RecordingWaiter(1)
+        val b = RecordingWaiter(1)
+        q.enqueue(a) shouldBe false
+        q.enqueue(b) shouldBe false
+        q.cancel(b) shouldBe true
+        q.cancel(b) shouldBe false
+        q.release(1) // grants a
+        q.cancel(a) shouldBe false // the grant won
+        a.granted shouldBe 1
+        b.granted shouldBe 0
+        q.handBack(a)
+        q.availablePermits shouldBe 1
+        q.queueLength shouldBe 0
+        shouldThrow<IllegalStateException> { q.handBack(b) } // never granted
+    }
+
+    test("close fails queued waiters through onFailed, outside the lock") {
+        val q = queueOf(1)
+        q.tryAcquire(1, 0)
+        val a = RecordingWaiter(1)
+        q.enqueue(a)
+        q.close(null)
+        (a.failed is SemaphoreClosedException) shouldBe true
+        a.isGranted shouldBe false
+    }
+
+    test("stack safety: 100,000 waiters each releasing from its own grant callback, on a 256 KiB stack") {
+        val q = queueOf(1)
+        q.tryAcquire(1, 0) shouldBe true
+        val n = 100_000
+        val granted = AtomicInteger()
+        val waiters = List(n) { RecordingWaiter(1) { w -> granted.incrementAndGet(); q.release(w.permits) } }
+        waiters.forEach { q.enqueue(it) shouldBe false }
+        var error: Throwable? = null
+        val done = CountDownLatch(1)
+        val small = Thread(null, {
+            try {
+                q.release(1) // grants the first; its callback releases, which grants the next, ...
+            } catch (e: Throwable) {
+                error = e
+            } finally {
+                done.countDown()
+            }
+        }, "small-stack", 256L * 1024)
+        small.start()
+        done.await()
+        error shouldBe null
+        granted.get() shouldBe n
+        q.availablePermits shouldBe 1
+        q.queueLength shouldBe 0
+    }
+
+    test("callbacks run outside the lock: a callback may use the queue (tryAcquire, queueLength)") {
+        val q = queueOf(2)
+        q.tryAcquire(2, 0)
+        var seen = -1
+        val a = RecordingWaiter(1) { seen = q.queueLength; q.tryAcquire(1, 0) shouldBe false }
+        val b = RecordingWaiter(2)
+        q.enqueue(a)
+        q.enqueue(b)
+        q.release(1)
+        seen shouldBe 1 // b still queued
+        q.release(1) // 1 free, b wants 2
+        q.queueLength shouldBe 1
+        q.release(1) // a releases: 2 free -> b
+        b.granted shouldBe 1
+    }
+
+    test("concurrent enqueue, cancel and release on real threads conserve permits") {
+        val q = queueOf(3)
+        val threads = List(4) { t ->
+            thread {
+                val rnd = java.util.Random(t.toLong())
+                repeat(20_000) {
+                    val w = RecordingWaiter(1 + rnd.nextInt(3)) { it2 -> q.release(it2.permits) }
+                    if (q.enqueue(w)) {
+                        q.release(w.permits)
+                    } else if (rnd.nextBoolean()) {
+                        // Either removed (nothing held) or granted (its callback released): both leave nothing.
+                        q.cancel(w)
+                    }
+                }
+            }
+        }
+        threads.forEach { it.join() }
+        // Waiters left queued are granted by the releases of the others; at quiescence nobody waits.
+        q.queueLength shouldBe 0
+        q.availablePermits shouldBe 3
+    }
+})
