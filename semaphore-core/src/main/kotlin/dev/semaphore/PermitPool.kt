@@ -1,5 +1,9 @@
 package dev.semaphore
 
+import dev.semaphore.internal.InternalSemaphoreApi
+import dev.semaphore.internal.WaiterQueue
+import dev.semaphore.internal.WaiterQueueOwner
+
 /**
  * What [Semaphore] and [PrioritySemaphore] have in common: a count of permits that can be given
  * back, resized, inspected and closed. Acquisition differs (a priority or not), so it lives in the
@@ -59,4 +63,18 @@ public interface PermitPool {
      * counts stay exact). Calling it again does nothing; the first cause stays.
      */
     public fun close(cause: Throwable? = null)
+}
+
+/** The [PermitPool] half of every engine-backed semaphore: plain delegation to its [WaiterQueue]. */
+@OptIn(InternalSemaphoreApi::class)
+internal abstract class QueueBackedPool(final override val waiterQueue: WaiterQueue) : PermitPool, WaiterQueueOwner {
+    final override val availablePermits: Int get() = waiterQueue.availablePermits
+    final override val queueLength: Int get() = waiterQueue.queueLength
+    final override val isClosed: Boolean get() = waiterQueue.isClosed
+
+    final override fun release(permits: Int) = waiterQueue.release(permits)
+    final override fun addPermits(permits: Int) = waiterQueue.addPermits(permits)
+    final override fun reducePermits(permits: Int) = waiterQueue.reducePermits(permits)
+    final override fun drainPermits(): Int = waiterQueue.drainPermits()
+    final override fun close(cause: Throwable?) = waiterQueue.close(cause)
 }

@@ -2,7 +2,6 @@ package dev.semaphore
 
 import dev.semaphore.internal.InternalSemaphoreApi
 import dev.semaphore.internal.WaiterQueue
-import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
 import kotlin.contracts.ExperimentalContracts
@@ -92,13 +91,7 @@ internal class PrioritySemaphoreImpl(
     permits: Int,
     aging: Duration?,
     timeSource: TimeSource,
-) : PrioritySemaphore, WaiterQueueOwner {
-    override val waiterQueue: WaiterQueue = WaiterQueue.priority(permits, aging, timeSource)
-
-    override val availablePermits: Int get() = waiterQueue.availablePermits
-    override val queueLength: Int get() = waiterQueue.queueLength
-    override val isClosed: Boolean get() = waiterQueue.isClosed
-
+) : QueueBackedPool(WaiterQueue.priority(permits, aging, timeSource)), PrioritySemaphore {
     override fun queueLength(priority: Int): Int = waiterQueue.queueLength(priority)
 
     override suspend fun acquire(priority: Int, permits: Int) {
@@ -110,12 +103,6 @@ internal class PrioritySemaphoreImpl(
     override suspend fun tryAcquire(priority: Int, permits: Int, timeout: Duration): Boolean =
         waiterQueue.tryAcquire(permits, priority) ||
             waiterQueue.acquireWithin(permits, priority, null, timeout) { waiterQueue.release(permits) }
-
-    override fun release(permits: Int) = waiterQueue.release(permits)
-    override fun addPermits(permits: Int) = waiterQueue.addPermits(permits)
-    override fun reducePermits(permits: Int) = waiterQueue.reducePermits(permits)
-    override fun drainPermits(): Int = waiterQueue.drainPermits()
-    override fun close(cause: Throwable?) = waiterQueue.close(cause)
 
     override fun toString(): String = "PrioritySemaphore($waiterQueue)"
 }

@@ -2,7 +2,6 @@ package dev.semaphore
 
 import dev.semaphore.internal.InternalSemaphoreApi
 import dev.semaphore.internal.WaiterQueue
-import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
 import kotlin.contracts.ExperimentalContracts
@@ -89,13 +88,7 @@ public suspend inline fun <T> Semaphore.withPermit(permits: Int = 1, action: () 
 }
 
 @OptIn(InternalSemaphoreApi::class)
-internal class SemaphoreImpl(permits: Int) : Semaphore, WaiterQueueOwner {
-    override val waiterQueue: WaiterQueue = WaiterQueue.fifo(permits)
-
-    override val availablePermits: Int get() = waiterQueue.availablePermits
-    override val queueLength: Int get() = waiterQueue.queueLength
-    override val isClosed: Boolean get() = waiterQueue.isClosed
-
+internal class SemaphoreImpl(permits: Int) : QueueBackedPool(WaiterQueue.fifo(permits)), Semaphore {
     override suspend fun acquire(permits: Int) {
         if (!waiterQueue.tryAcquire(permits)) waiterQueue.acquireSuspending(permits, 0, null)
     }
@@ -105,12 +98,6 @@ internal class SemaphoreImpl(permits: Int) : Semaphore, WaiterQueueOwner {
     override suspend fun tryAcquire(permits: Int, timeout: Duration): Boolean =
         waiterQueue.tryAcquire(permits) ||
             waiterQueue.acquireWithin(permits, 0, null, timeout) { waiterQueue.release(permits) }
-
-    override fun release(permits: Int) = waiterQueue.release(permits)
-    override fun addPermits(permits: Int) = waiterQueue.addPermits(permits)
-    override fun reducePermits(permits: Int) = waiterQueue.reducePermits(permits)
-    override fun drainPermits(): Int = waiterQueue.drainPermits()
-    override fun close(cause: Throwable?) = waiterQueue.close(cause)
 
     override fun toString(): String = "Semaphore($waiterQueue)"
 }
