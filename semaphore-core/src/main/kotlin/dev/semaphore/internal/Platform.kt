@@ -1,10 +1,10 @@
 /*
  * The JVM-only corner of the engine. Everything that is not common Kotlin lives here and nowhere
- * else: the atomic state word, an atomic reference (the lock's holder), the mutual-exclusion lock
+ * else: the atomic state word (AtomicStateCell), an atomic reference (the lock's holder), the mutual-exclusion lock
  * that guards the waiter lists, and the per-thread slot used by the wake trampoline. Porting the
  * engine to another Kotlin target means re-implementing these four small classes; WaiterQueue.kt and WaitOrder.kt stay as they are.
  *
- * Invariants: none of their own. AtomicState is a plain linearizable 64-bit cell; EngineLock is a
+ * Invariants: none of their own. AtomicStateCell is a plain linearizable 64-bit cell; EngineLock is a
  * non-reentrant-in-practice mutex (the engine never re-enters it) that does not pin a virtual
  * thread's carrier; ThreadSlot is an ordinary thread-local.
  */
@@ -14,25 +14,30 @@ import java.util.concurrent.atomic.AtomicLongFieldUpdater
 import java.util.concurrent.atomic.AtomicReference
 import java.util.concurrent.locks.ReentrantLock
 
-/** A 64-bit atomic cell (a volatile field and a field updater: no AtomicLong indirection). */
-internal class AtomicState(initial: Long) {
+/**
+ * The engine's 64-bit atomic state word, as a base class so that the word is a field of the
+ * [WaiterQueue] object itself (the fast path then costs one load and one CAS, with no indirection).
+ * Public only because [WaiterQueue] is; it has nothing a caller can use.
+ */
+@InternalSemaphoreApi
+public abstract class AtomicStateCell internal constructor(initial: Long) {
     @Volatile
     private var word: Long = initial
 
     /** The current word (a volatile read). */
-    fun load(): Long = word
+    internal fun load(): Long = word
 
     /** Sets the word if it is [expected]; true on success. */
-    fun cas(expected: Long, update: Long): Boolean = UPDATER.compareAndSet(this, expected, update)
+    internal fun cas(expected: Long, update: Long): Boolean = UPDATER.compareAndSet(this, expected, update)
 
     /** Unconditionally sets the word (a volatile write). */
-    fun store(update: Long) {
+    internal fun store(update: Long) {
         word = update
     }
 
     private companion object {
-        private val UPDATER: AtomicLongFieldUpdater<AtomicState> =
-            AtomicLongFieldUpdater.newUpdater(AtomicState::class.java, "word")
+        private val UPDATER: AtomicLongFieldUpdater<AtomicStateCell> =
+            AtomicLongFieldUpdater.newUpdater(AtomicStateCell::class.java, "word")
     }
 }
 

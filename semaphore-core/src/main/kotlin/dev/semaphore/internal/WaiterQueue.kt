@@ -131,12 +131,7 @@ public class WaiterQueue internal constructor(
     initialPermits: Int,
     private val order: WaitOrder,
     timeSource: TimeSource? = null,
-) {
-    init {
-        require(initialPermits >= 0) { "permits must be >= 0, was $initialPermits" }
-    }
-
-    private val state = AtomicState(pack(initialPermits, initialPermits, false))
+) : AtomicStateCell(pack(checkInitialPermits(initialPermits), initialPermits, false)) {
     private val lock = EngineLock()
     private val epoch: TimeMark? = if (order.usesClock) (timeSource ?: TimeSource.Monotonic).markNow() else null
 
@@ -156,10 +151,10 @@ public class WaiterQueue internal constructor(
     private var wakeTail: PermitWaiter? = null
 
     /** Permits free now; negative while reducePermits' debt is being repaid. */
-    public val availablePermits: Int get() = avail(state.load())
+    public val availablePermits: Int get() = avail(load())
 
     /** Permits that exist: held plus available. */
-    public val totalPermits: Int get() = total(state.load())
+    public val totalPermits: Int get() = total(load())
 
     /** Number of waiters queued. */
     public val queueLength: Int get() = queued
@@ -178,7 +173,7 @@ public class WaiterQueue internal constructor(
     public fun tryAcquire(permits: Int, priority: Int = 0): Boolean {
         checkPermitCount(permits)
         while (true) {
-            val s = state.load()
+            val s = load()
             if (s < 0) break
             val a = avail(s)
             if (a < permits) {
@@ -186,7 +181,7 @@ public class WaiterQueue internal constructor(
                 require(permits <= t) { tooMany(permits, t) }
                 return false
             }
-            if (state.cas(s, s - permits)) return true
+            if (cas(s, s - permits)) return true
         }
         return locked {
             checkOpen()
@@ -263,12 +258,12 @@ public class WaiterQueue internal constructor(
     public fun release(permits: Int) {
         checkPermitCount(permits)
         while (true) {
-            val s = state.load()
+            val s = load()
             if (s < 0) break
             val a = avail(s)
             val t = total(s)
             check(a.toLong() + permits <= t) { overRelease(permits, a, t) }
-            if (state.cas(s, pack(t, a + permits, false))) return
+            if (cas(s, pack(t, a + permits, false))) return
         }
         locked {
             check(wAvail.toLong() + permits <= wTotal) { overRelease(permits, wAvail, wTotal) }
@@ -331,7 +326,7 @@ public class WaiterQueue internal constructor(
     }
 
     override fun toString(): String {
-        val s = state.load()
+        val s = load()
         return "WaiterQueue(available=${avail(s)}, total=${total(s)}, queued=$queued, closed=$closed)"
     }
 
@@ -386,7 +381,7 @@ public class WaiterQueue internal constructor(
             try {
                 return block()
             } finally {
-                state.store(pack(wTotal, wAvail, closed || order.size > 0))
+                store(pack(wTotal, wAvail, closed || order.size > 0))
                 queued = order.size
                 wake = wakeHead
                 wakeHead = null
@@ -401,8 +396,8 @@ public class WaiterQueue internal constructor(
     /** I3: sets SLOW so that no fast path touches the word, and loads its fields. */
     private fun freeze() {
         while (true) {
-            val s = state.load()
-            if (s < 0 || state.cas(s, s or SLOW)) {
+            val s = load()
+            if (s < 0 || cas(s, s or SLOW)) {
                 wTotal = total(s)
                 wAvail = avail(s)
                 return
@@ -474,6 +469,11 @@ private fun wakeAll(chain: PermitWaiter) {
 }
 
 // ---- checks and messages shared by every front-end ----
+
+private fun checkInitialPermits(permits: Int): Int {
+    require(permits >= 0) { "permits must be >= 0, was $permits" }
+    return permits
+}
 
 internal fun checkPermitCount(permits: Int): Int {
     require(permits >= 1) { "permits must be >= 1, was $permits" }

@@ -1,0 +1,93 @@
+package dev.semaphore.async;
+
+import static dev.semaphore.async.AsyncSemaphoreTest.drained;
+import static dev.semaphore.async.TestSupport.assertState;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The "granted in the same instant" interleavings of QueueFront's J2, produced deterministically on
+ * one thread instead of hoped for in a race:
+ *  - interleaving 4 (C, then G, then the hook): a dependent registered by the caller runs BEFORE the
+ *    library's completion hook (CompletableFuture runs dependents last-registered first), so a release
+ *    inside it grants the waiter whose future was just cancelled, while it is still queued;
+ *  - interleaving 3 (G, then C, then onGranted): inside another waiter's continuation the engine's
+ *    trampoline defers delivery, so a release there grants the waiter, and a cancel right after wins the
+ *    future before onGranted runs.
+ * In both, the permits must end up with the next waiter or back in the semaphore.
+ */
+class SameInstantTest {
+
+    @Test
+    void cancelThenGrantBeforeTheHookHandsThePermitOn() {
+        AsyncSemaphore s = drained(1);
+        CompletableFuture<Permit> f = s.acquire();
+        CompletableFuture<Permit> next = s.acquire();
+        f.whenComplete((p, e) -> s.release()); // runs before the library's hook
+        assertTrue(f.cancel(false));
+        assertTrue(next.isDone(), "the permit granted to the cancelled waiter was handed on to the next one");
+        assertState(s, 0, 0);
+        next.join().close();
+        assertState(s, 1, 0);
+    }
+
+    @Test
+    void cancelThenGrantWithNobodyBehindReturnsThePermitToTheSemaphore() {
+        AsyncSemaphore s = drained(2);
+        CompletableFuture<Permit> f = s.acquire(2);
+        f.whenComplete((p, e) -> s.release(2));
+        assertTrue(f.completeExceptionally(new IllegalStateException("caller gave up")));
+        assertState(s, 2, 0);
+    }
+
+    @Test
+    void grantThenCancelBeforeDeliveryHandsThePermitOn() {
+        AsyncSemaphore s = drained(1);
+        CompletableFuture<Permit> a = s.acquire();
+        CompletableFuture<Permit> victim = s.acquire();
+        CompletableFuture<Permit> last = s.acquire();
+        AtomicBoolean cancelWon = new AtomicBoolean();
+        a.thenAccept(p -> {
+            p.close(); // grants `victim`; its delivery waits for this continuation to return
+            cancelWon.set(victim.cancel(false));
+            assertFalse(last.isDone());
+        });
+        s.release();
+        assertTrue(cancelWon.get(), "the cancel completed the future before the grant was delivered");
+        assertTrue(victim.isCancelled());
+        assertTrue(last.isDone(), "the victim's permit was handed on to the next waiter");
+        assertState(s, 0, 0);
+        last.join().close();
+        assertState(s, 1, 0);
+    }
+
+    @Test
+    void aLockGrantedToACancelledRequestIsPassedOnWithTheRightHolder() {
+        AsyncLock lock = AsyncLock.create();
+        Permit first = lock.lock("first").join();
+        CompletableFuture<Permit> a = lock.lock("a");
+        CompletableFuture<Permit> victim = lock.lock("victim");
+        CompletableFuture<Permit> next = lock.lock("next");
+        AtomicBoolean cancelWon = new AtomicBoolean();
+        AtomicBoolean victimHeldInside = new AtomicBoolean();
+        a.thenAccept(p -> {
+            p.close(); // grants `victim` (holder recorded at once), delivery deferred
+            victimHeldInside.set(lock.holdsLock("victim"));
+            cancelWon.set(victim.cancel(true));
+        });
+        first.close();
+        assertTrue(victimHeldInside.get(), "the holder is recorded under the engine lock at the grant");
+        assertTrue(cancelWon.get());
+        assertTrue(next.isDone(), "handed on to the next request");
+        assertTrue(lock.holdsLock("next"));
+        assertFalse(lock.holdsLock("victim"), "the hand-back cleared the cancelled holder");
+        next.join().close();
+        assertFalse(lock.isLocked());
+        assertEquals(0, lock.queueLength());
+    }
+}
