@@ -2,15 +2,21 @@
  * Lock: a one-permit WaiterQueue plus the holder's identity.
  *
  * Invariants (on top of WaiterQueue's):
- * L1  The queue's one permit is taken exactly while the lock is held; `holder` is FREE when it is not.
- * L2  The holder is recorded in the same step as the grant when a waiter is granted from the queue
- *     (GrantTracker.onGrant runs under the queue's lock), and just after the CAS on the fast path.
- *     So the holder itself always sees holdsLock(owner) == true once lock() returns; another thread
- *     can, for the instant between a fast-path CAS and that write, see isLocked true and the holder
- *     not yet recorded.
- * L3  unlock clears the holder by CAS before releasing the permit, so two racing unlocks cannot both
- *     release: the loser throws IllegalStateException.
- * L4  A waiter granted but cancelled before it resumed clears the holder and releases (onHandBack).
+ * L1  The queue's one permit is taken while the lock is held. `holder` is the truth for every
+ *     query and the linearization point of every operation: isLocked is `holder != FREE`,
+ *     holdsLock(o) is `holder === o`.
+ * L2  Taking: a grant from the queue records the holder under the queue's lock (GrantTracker.onGrant),
+ *     in the same step as the grant; the fast path records it right after its CAS on the permit.
+ *     Giving back: unlock (and the hand-back of a cancelled grant) clears the holder by CAS first,
+ *     then releases the permit.
+ * L3  So "permit taken but holder FREE" only lasts the few instructions between those two steps of
+ *     another thread. A tryLock that meets it waits (spinWait) until the other thread finishes,
+ *     instead of answering false, which could not be ordered after an unlock or before a lock that
+ *     is not visible yet. With that, lock, tryLock, unlock, isLocked and holdsLock are linearizable
+ *     (checked by Lincheck in semaphore-verification).
+ * L4  The CAS in unlock makes two racing unlocks safe: only one can clear the holder and release; the
+ *     other throws IllegalStateException. A released permit can never free someone else's lock.
+ * L5  A waiter granted but cancelled before it resumed clears the holder and releases (onHandBack).
  */
 package dev.semaphore
 
@@ -22,6 +28,7 @@ import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
+import dev.semaphore.internal.spinWait
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
@@ -110,7 +117,7 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner, GrantTracker 
         }
     }
 
-    override val isLocked: Boolean get() = waiterQueue.availablePermits < 1
+    override val isLocked: Boolean get() = holder.load() !== FREE
     override val queueLength: Int get() = waiterQueue.queueLength
 
     override suspend fun lock(owner: Any?) {
@@ -118,10 +125,18 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner, GrantTracker 
     }
 
     override fun tryLock(owner: Any?): Boolean {
-        checkNotHolder(owner)
-        if (!waiterQueue.tryAcquire(1)) return false
-        holder.store(owner ?: NO_OWNER)
-        return true
+        var step = 0
+        while (true) {
+            val h = holder.load()
+            check(owner == null || h !== owner) { "the lock is already held by $owner; Lock is not reentrant" }
+            if (h !== FREE) return false
+            if (waiterQueue.tryAcquire(1)) {
+                holder.store(owner ?: NO_OWNER)
+                return true
+            }
+            // The permit is taken but no holder is recorded: another thread is between its two steps (L3).
+            spinWait(step++)
+        }
     }
 
     override suspend fun tryLock(owner: Any?, timeout: Duration): Boolean =
@@ -143,12 +158,6 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner, GrantTracker 
 
     override fun onHandBack(w: PermitWaiter) {
         holder.cas(w.owner ?: NO_OWNER, FREE)
-    }
-
-    private fun checkNotHolder(owner: Any?) {
-        check(owner == null || holder.load() !== owner) {
-            "the lock is already held by $owner; Lock is not reentrant"
-        }
     }
 
     override fun toString(): String = "Lock(holder=${describe(holder.load())}, queued=$queueLength)"

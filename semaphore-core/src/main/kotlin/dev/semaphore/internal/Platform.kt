@@ -1,8 +1,8 @@
 /*
  * The JVM-only corner of the engine. Everything that is not common Kotlin lives here and nowhere
  * else: the atomic state word (AtomicStateCell), an atomic reference (the lock's holder), the mutual-exclusion lock
- * that guards the waiter lists, and the per-thread slot used by the wake trampoline. Porting the
- * engine to another Kotlin target means re-implementing these four small classes; WaiterQueue.kt and WaitOrder.kt stay as they are.
+ * that guards the waiter lists, the per-thread slot used by the wake trampoline, and a polite
+ * busy-wait. Porting the engine to another Kotlin target means re-implementing these small pieces; WaiterQueue.kt and WaitOrder.kt stay as they are.
  *
  * Invariants: none of their own. AtomicStateCell is a plain linearizable 64-bit cell; EngineLock is a
  * non-reentrant-in-practice mutex (the engine never re-enters it) that does not pin a virtual
@@ -68,4 +68,13 @@ internal class AtomicRef<T>(initial: T) {
     fun store(value: T) = ref.set(value)
 
     fun cas(expected: T, update: T): Boolean = ref.compareAndSet(expected, update)
+}
+
+/**
+ * One step of a short busy-wait for another thread to finish a few instructions: spins at first,
+ * then yields the processor (the other thread may have been descheduled, and this machine may have
+ * only two cores).
+ */
+internal fun spinWait(step: Int) {
+    if (step < 64) Thread.onSpinWait() else Thread.yield()
 }

@@ -4,12 +4,18 @@
  *
  * Invariants (on top of WaiterQueue's):
  * S1  Cancelled while QUEUED: the cancellation handler calls WaiterQueue.cancel, which unlinks the
- *     waiter (and grants those behind it if they now fit). If the grant won the race, cancel changes
- *     nothing and S2 applies.
- * S2  Granted: the continuation is resumed with kotlinx's prompt-cancellation contract
- *     resume(value, onCancellation). If the coroutine was cancelled before it could run on, the
- *     resume does not deliver and onCancellation hands the permits back (WaiterQueue.handBack). So a
- *     grant is either returned from acquire() or handed back; never both, never neither.
+ *     waiter (and grants those behind it if they now fit).
+ * S2  Granted from the queue: under the queue's lock the waiter claims its continuation with
+ *     tryResume(value, onCancellation). If the coroutine is already cancelled the claim fails and the
+ *     queue skips the waiter (the permits go to the next in line; the cancellation handler's cancel()
+ *     then finds nothing to do). If the claim succeeds, cancellation can no longer win the state of
+ *     the continuation: completeResume (outside the lock) dispatches it, and if its Job is cancelled
+ *     before it runs (prompt cancellation), onCancellation hands the permits back
+ *     (WaiterQueue.handBack) before the coroutine sees the CancellationException.
+ *     Granted at enqueue (inside suspendCancellableCoroutine's block): resume(value, onCancellation),
+ *     which hands back at once if the coroutine is already cancelled.
+ *     So a grant is either returned from acquire() or handed back, never both, never neither, and the
+ *     hand-back happens before a cancelled acquire() completes.
  * S3  Timed acquisition records "acquired" in the same synchronous step that acquire() returns in; a
  *     timeout or cancellation that lands after that point hands the permits back instead of
  *     dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
@@ -17,6 +23,7 @@
 package dev.semaphore.internal
 
 import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.InternalCoroutinesApi
 import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.withTimeoutOrNull
 import kotlin.coroutines.CoroutineContext
@@ -37,10 +44,20 @@ private class SuspendWaiter(
     /** Set once, inside suspendCancellableCoroutine, before the waiter is offered to the queue. */
     lateinit var cont: CancellableContinuation<Any?>
 
+    /** The token of a successful claim (S2), read by onGranted after the lock is released. */
+    private var resumeToken: Any? = null
+
     /** This waiter as the prompt-cancellation hook of resume (typed, to pick the 3-argument overload). */
     val handBackOnCancel: (Throwable, Any?, CoroutineContext) -> Unit get() = this
 
-    override fun onGranted() = cont.resume(Unit, handBackOnCancel)
+    @OptIn(InternalCoroutinesApi::class)
+    override fun tryClaim(): Boolean {
+        resumeToken = cont.tryResume(Unit, null, handBackOnCancel)
+        return resumeToken != null
+    }
+
+    @OptIn(InternalCoroutinesApi::class)
+    override fun onGranted() = cont.completeResume(resumeToken!!)
 
     override fun onFailed(cause: Throwable) = cont.resumeWithException(cause)
 

@@ -33,6 +33,11 @@
  *     (granted at enqueue), only under the lock; exactly one of grant, fail (close, or a request
  *     grown larger than the total) and cancel wins. cancel() of a waiter no longer QUEUED changes
  *     nothing and says so; the front-end then owns the outcome of the winner.
+ *     Before granting a queued waiter the queue asks it to claim its requester (tryClaim, under the
+ *     lock). A coroutine claims with kotlinx's tryResume: it fails if the coroutine is already
+ *     cancelled (the waiter is then dropped as CANCELLED and the permits go on to the next in line),
+ *     and once it succeeds no cancellation can win. So a coroutine never completes as cancelled while
+ *     permits granted to it are still counted as held: a grant and a cancellation are ordered.
  * I7  Waking happens outside the lock, through a per-thread trampoline: a callback that releases
  *     again (and so grants and wakes the next waiter) queues that wake instead of recursing, so the
  *     stack stays flat however long the chain of release-in-callback is.
@@ -94,11 +99,22 @@ public abstract class PermitWaiter @JvmOverloads constructor(
     /** True once the queue granted this waiter its permits (they are then the requester's to use or hand back). */
     public val isGranted: Boolean get() = status == GRANTED
 
+    /**
+     * Called under the queue's lock just before this queued waiter would be granted: return false if
+     * its requester is already gone (a cancelled coroutine), and the queue then drops it as cancelled
+     * and offers the permits to the next in line; return true to commit the requester to the grant,
+     * so that no cancellation can win any more. Must be quick and must not call back into the queue.
+     * The default claims unconditionally (the front-end then settles races with [WaiterQueue.handBack]).
+     */
+    protected open fun tryClaim(): Boolean = true
+
     /** Called once, outside the queue's lock, after the permits were granted to this waiter. */
     protected abstract fun onGranted()
 
     /** Called once, outside the queue's lock, when the request failed (the queue was closed, say); nothing is held. */
     protected abstract fun onFailed(cause: Throwable)
+
+    internal fun claim(): Boolean = tryClaim()
 
     internal fun deliver() {
         if (status == GRANTED) onGranted() else onFailed(failure!!)
@@ -354,6 +370,10 @@ public class WaiterQueue internal constructor(
             }
             if (w.permits > wAvail) return
             order.remove(w)
+            if (!w.claim()) {
+                w.status = PermitWaiter.CANCELLED // its requester is gone; its cancel() will find nothing to do
+                continue
+            }
             wAvail -= w.permits
             w.status = PermitWaiter.GRANTED
             tracker?.onGrant(w)

@@ -1,0 +1,474 @@
+/*
+ * Turns JMH JSON results (one or more files of `-rf json`) and the memory probe's JSON into
+ * docs/benchmarks.md and a PNG chart of the ratios ours/peer.
+ *
+ * Invariants:
+ * - A row's "operation" is the benchmark method, or for methods named <operation>_<impl> the part before
+ *   the last underscore; its "impl" is that suffix, or else the `impl` @Param. Rows of the same class,
+ *   operation and other params form a group.
+ * - In a group, rows whose impl is a reference (kotlinx, juc, ibm, floor, plain) are peers; every other row
+ *   is ours; each ours row is divided by each peer row. Nothing is dropped: rows without a partner are
+ *   still listed in the score table.
+ * - The direction is stated per table: for time per operation (avgt, ss) lower is better, so a ratio
+ *   below 1 means ours is faster; for throughput (thrpt) it is the other way round.
+ * - No number is invented: scores, errors and units come from the JSON as JMH wrote them; an error that
+ *   JMH could not compute (one iteration) is shown as "n/a".
+ */
+package dev.semaphore.benchmarks.report;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.awt.Color;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.knowm.xchart.AnnotationLine;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.style.Styler;
+
+/** Generates the benchmark report (Markdown + PNG) from JMH's JSON output. */
+public final class BenchmarkReport {
+    /** Impl names that are the references ours is divided by. */
+    static final Set<String> REFERENCES = Set.of("kotlinx", "juc", "ibm", "floor", "plain");
+
+    /** Benchmark classes in report order, with what each one measures. */
+    static final Map<String, String> SECTIONS = new LinkedHashMap<>();
+
+    static {
+        SECTIONS.put("UncontendedBenchmark", "Uncontended, one thread: every acquisition succeeds at once. "
+                + "`tryAcquireRelease`/`tryLockUnlock` are the non-suspending fast paths; `suspending*` run 1,000 "
+                + "acquire+release inside one coroutine that never suspends (per-operation figures). `floor` is a bare "
+                + "AtomicInteger CAS pair. `B/op` is JMH's gc.alloc.rate.norm (-prof gc).");
+        SECTIONS.put("ContendedBenchmark", "Contended throughput (shape of kotlinx.coroutines' SemaphoreBenchmark): "
+                + "`sections` critical sections split over `coroutines` coroutines, geometric work of mean 50 inside "
+                + "and outside the section, on Dispatchers.Default or a fixed pool of 2 threads. Time for all sections.");
+        SECTIONS.put("ContendedLockBenchmark", "The same contended workload on a lock: our Lock vs kotlinx Mutex.");
+        SECTIONS.put("HandoffBenchmark", "Hand-over: two coroutines on one thread strictly alternate acquire/release "
+                + "on a semaphore of 1 (and on the locks) `iterations` times; every step suspends, grants and resumes.");
+        SECTIONS.put("PriorityBenchmark", "Price of priorities: the contended workload (1,000 coroutines) on our "
+                + "PrioritySemaphore with L priority levels in use (`priority-L`) divided by our plain Semaphore.");
+        SECTIONS.put("CancellationBenchmark", "Cancellation cost: with `waiters` coroutines queued, cancel 1,000 of "
+                + "them spread over the line (SingleShotTime, per cancellation). It should stay flat as `waiters` grows.");
+        SECTIONS.put("JavaUncontendedBenchmark", "Uncontended, one thread, from Java: our AsyncSemaphore "
+                + "(acquire() future + Permit.close(), tryAcquire/release) vs IBM async-util FairAsyncSemaphore and "
+                + "java.util.concurrent.Semaphore (fair).");
+        SECTIONS.put("FuturesContendedBenchmark", "Java futures under contention: tasks on an executor acquire "
+                + "through futures, work, release: our AsyncSemaphore vs IBM FairAsyncSemaphore vs "
+                + "java.util.concurrent.Semaphore (fair) with blocking threads.");
+    }
+
+    private BenchmarkReport() {
+    }
+
+    /** One JMH result row. */
+    record Row(String cls, String operation, String impl, Map<String, String> params, String mode,
+               double score, double error, String unit, Double allocNorm, JsonObject raw) {
+        String paramText() {
+            if (params.isEmpty()) return "";
+            StringBuilder sb = new StringBuilder();
+            params.forEach((k, v) -> sb.append(sb.length() == 0 ? "" : ", ").append(k).append('=').append(v));
+            return sb.toString();
+        }
+
+        String groupKey() {
+            return cls + "|" + operation + "|" + paramText();
+        }
+
+        boolean isReference() {
+            return REFERENCES.contains(impl);
+        }
+
+        boolean lowerIsBetter() {
+            return !mode.equals("thrpt");
+        }
+    }
+
+    /** A ratio ours/peer. */
+    record Ratio(Row ours, Row peer, double value, double error) {
+        String label() {
+            String p = ours.paramText();
+            return ours.operation + (p.isEmpty() ? "" : " [" + p + "]") + " " + ours.impl + "/" + peer.impl;
+        }
+    }
+
+    /**
+     * Usage: BenchmarkReport --out docs/benchmarks.md --chart docs/benchmarks-ratios.png [--memory memory.json]
+     * [--run "description of the run"] results.json [more.json ...]
+     */
+    public static void main(String[] args) throws IOException {
+        Path out = null;
+        Path chart = null;
+        Path memory = null;
+        String run = "unspecified";
+        List<Path> inputs = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--out" -> out = Paths.get(args[++i]);
+                case "--chart" -> chart = Paths.get(args[++i]);
+                case "--memory" -> memory = Paths.get(args[++i]);
+                case "--run" -> run = args[++i];
+                default -> inputs.add(Paths.get(args[i]));
+            }
+        }
+        if (out == null || chart == null || inputs.isEmpty()) {
+            throw new IllegalArgumentException("usage: BenchmarkReport --out FILE.md --chart FILE.png [--memory memory.json] "
+                    + "[--run TEXT] results.json...; got " + String.join(" ", args));
+        }
+        List<Row> rows = new ArrayList<>();
+        for (Path p : inputs) {
+            if (!Files.exists(p)) throw new IllegalArgumentException("no such results file: " + p);
+            rows.addAll(parse(JsonParser.parseString(Files.readString(p)).getAsJsonArray()));
+        }
+        if (rows.isEmpty()) throw new IllegalArgumentException("no benchmark results in " + inputs);
+        JsonArray mem = memory != null && Files.exists(memory)
+                ? JsonParser.parseString(Files.readString(memory)).getAsJsonArray() : null;
+
+        Map<String, List<Row>> byClass = groupByClass(rows);
+        Map<String, List<Ratio>> ratios = new LinkedHashMap<>();
+        byClass.forEach((cls, list) -> ratios.put(cls, ratios(list)));
+
+        if (out.toAbsolutePath().getParent() != null) Files.createDirectories(out.toAbsolutePath().getParent());
+        if (chart.toAbsolutePath().getParent() != null) Files.createDirectories(chart.toAbsolutePath().getParent());
+        writeChart(ratios, chart);
+        String chartLink = out.toAbsolutePath().getParent().relativize(chart.toAbsolutePath()).toString().replace('\\', '/');
+        Files.writeString(out, markdown(byClass, ratios, mem, rows.get(0).raw(), run, chartLink), StandardCharsets.UTF_8);
+        System.out.println("wrote " + out + " and " + chart);
+    }
+
+    /** Parses JMH's JSON array into rows. */
+    static List<Row> parse(JsonArray results) {
+        List<Row> rows = new ArrayList<>();
+        for (JsonElement e : results) {
+            JsonObject o = e.getAsJsonObject();
+            String full = o.get("benchmark").getAsString();
+            String[] parts = full.split("\\.");
+            String cls = parts[parts.length - 2];
+            String method = parts[parts.length - 1];
+            Map<String, String> params = new TreeMap<>();
+            if (o.has("params")) {
+                for (Map.Entry<String, JsonElement> p : o.getAsJsonObject("params").entrySet()) {
+                    params.put(p.getKey(), p.getValue().getAsString());
+                }
+            }
+            String operation = method;
+            String impl = params.remove("impl");
+            int us = method.lastIndexOf('_');
+            if (us > 0) {
+                operation = method.substring(0, us);
+                impl = method.substring(us + 1);
+            }
+            if (impl == null) impl = "ours";
+            JsonObject pm = o.getAsJsonObject("primaryMetric");
+            double score = pm.get("score").getAsDouble();
+            double error = parseDouble(pm.get("scoreError"));
+            Double alloc = null;
+            if (o.has("secondaryMetrics")) {
+                JsonObject sm = o.getAsJsonObject("secondaryMetrics");
+                if (sm.has("gc.alloc.rate.norm")) alloc = sm.getAsJsonObject("gc.alloc.rate.norm").get("score").getAsDouble();
+            }
+            rows.add(new Row(cls, operation, impl, params, o.get("mode").getAsString(), score, error,
+                    pm.get("scoreUnit").getAsString(), alloc, o));
+        }
+        return rows;
+    }
+
+    private static double parseDouble(JsonElement e) {
+        if (e == null || e.isJsonNull()) return Double.NaN;
+        try {
+            return e.getAsDouble();
+        } catch (NumberFormatException | UnsupportedOperationException ex) {
+            return Double.NaN; // JMH writes "NaN" when it has too few samples
+        }
+    }
+
+    private static Map<String, List<Row>> groupByClass(List<Row> rows) {
+        Map<String, List<Row>> byClass = new LinkedHashMap<>();
+        for (String cls : SECTIONS.keySet()) {
+            for (Row r : rows) if (r.cls().equals(cls)) byClass.computeIfAbsent(cls, k -> new ArrayList<>()).add(r);
+        }
+        for (Row r : rows) if (!SECTIONS.containsKey(r.cls())) byClass.computeIfAbsent(r.cls(), k -> new ArrayList<>()).add(r);
+        return byClass;
+    }
+
+    /** Every ours/peer pair within each group of [rows]. */
+    static List<Ratio> ratios(List<Row> rows) {
+        Map<String, List<Row>> groups = new LinkedHashMap<>();
+        for (Row r : rows) groups.computeIfAbsent(r.groupKey(), k -> new ArrayList<>()).add(r);
+        List<Ratio> out = new ArrayList<>();
+        for (List<Row> g : groups.values()) {
+            for (Row ours : g) {
+                if (ours.isReference()) continue;
+                for (Row peer : g) {
+                    if (!peer.isReference() || !peer.unit().equals(ours.unit())) continue;
+                    double v = ours.score() / peer.score();
+                    double rel = Math.sqrt(sq(ours.error() / ours.score()) + sq(peer.error() / peer.score()));
+                    out.add(new Ratio(ours, peer, v, v * rel));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static double sq(double x) {
+        return x * x;
+    }
+
+    static String fmt(double v) {
+        if (Double.isNaN(v) || Double.isInfinite(v)) return "n/a";
+        double a = Math.abs(v);
+        if (a == 0) return "0";
+        if (a >= 100) return String.format(Locale.ROOT, "%.1f", v);
+        if (a >= 1) return String.format(Locale.ROOT, "%.3f", v);
+        if (a >= 0.001) return String.format(Locale.ROOT, "%.4f", v);
+        return String.format(Locale.ROOT, "%.2e", v);
+    }
+
+    private static String markdown(Map<String, List<Row>> byClass, Map<String, List<Ratio>> ratios, JsonArray mem,
+                                   JsonObject anyRow, String run, String chartLink) {
+        StringBuilder md = new StringBuilder();
+        md.append("# Benchmarks\n\n");
+        md.append("Generated by `semaphore-benchmarks/run.sh` (JMH ").append(str(anyRow, "jmhVersion"))
+                .append(") from JMH's JSON results; do not edit by hand.\n\n");
+        md.append("## Machine and run\n\n");
+        md.append("- Run: ").append(run).append('\n');
+        md.append("- Date (UTC): ").append(ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm"))).append('\n');
+        md.append("- CPU: ").append(cpuModel()).append(", ").append(Runtime.getRuntime().availableProcessors())
+                .append(" cores available to the JVM (nproc)\n");
+        md.append("- JDK: ").append(str(anyRow, "vmName")).append(' ').append(str(anyRow, "jdkVersion"))
+                .append(" (VM ").append(str(anyRow, "vmVersion")).append(")\n");
+        md.append("- OS: ").append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append('\n');
+        md.append("\nThe machine has 2 cores and is shared with other work, so absolute figures are noisy and "
+                + "contended results on 2 cores say little about many-core behaviour; compare the ratios, which come "
+                + "from ours and the peers measured in the same run, and mind the error columns.\n\n");
+        md.append("**How to read the ratios**: every score below is a time per operation (lower is better) unless "
+                + "the unit says ops/time. The ratio is ours / peer: **below 1 means ours is faster**, above 1 means "
+                + "the peer is faster. The ratio's ± is the two relative JMH errors (99.9% intervals) combined; "
+                + "n/a when a run had too few iterations to compute one.\n\n");
+        md.append("![ratios ours/peer](").append(chartLink).append(")\n\n");
+
+        for (Map.Entry<String, List<Row>> e : byClass.entrySet()) {
+            String cls = e.getKey();
+            List<Row> rows = e.getValue();
+            Row first = rows.get(0);
+            md.append("## ").append(cls).append("\n\n");
+            md.append(SECTIONS.getOrDefault(cls, "")).append("\n\n");
+            md.append("JMH: mode ").append(first.mode()).append(", forks ").append(str(first.raw(), "forks"))
+                    .append(", warm-up ").append(str(first.raw(), "warmupIterations")).append(" x ").append(str(first.raw(), "warmupTime"))
+                    .append(", measurement ").append(str(first.raw(), "measurementIterations")).append(" x ")
+                    .append(str(first.raw(), "measurementTime")).append(". ")
+                    .append(first.lowerIsBetter() ? "Lower score is better." : "Higher score is better.").append("\n\n");
+            boolean alloc = rows.stream().anyMatch(r -> r.allocNorm() != null);
+            md.append("| operation | params | impl | score | error (99.9%) | unit |").append(alloc ? " B/op |" : "").append('\n');
+            md.append("|---|---|---|---:|---:|---|").append(alloc ? "---:|" : "").append('\n');
+            for (Row r : grouped(rows)) {
+                md.append("| ").append(r.operation()).append(" | ").append(r.paramText()).append(" | ").append(r.impl())
+                        .append(" | ").append(fmt(r.score())).append(" | ").append(fmt(r.error())).append(" | ").append(r.unit()).append(" |");
+                if (alloc) md.append(' ').append(r.allocNorm() == null ? "" : fmt(r.allocNorm())).append(" |");
+                md.append('\n');
+            }
+            List<Ratio> rs = ratios.get(cls);
+            if (!rs.isEmpty()) {
+                md.append("\n| operation | params | ours | peer | ratio ours/peer | ± | verdict |\n");
+                md.append("|---|---|---|---|---:|---:|---|\n");
+                for (Ratio r : rs) {
+                    md.append("| ").append(r.ours().operation()).append(" | ").append(r.ours().paramText()).append(" | ")
+                            .append(r.ours().impl()).append(" | ").append(r.peer().impl()).append(" | ").append(fmt(r.value()))
+                            .append(" | ").append(fmt(r.error())).append(" | ").append(verdict(r)).append(" |\n");
+                }
+            }
+            md.append('\n');
+        }
+
+        md.append("## Memory per waiter\n\n");
+        if (mem == null) {
+            md.append("No memory probe output was given (run `MemoryPerWaiter`).\n");
+        } else {
+            md.append("A plain program (`dev.semaphore.benchmarks.MemoryPerWaiter`, not JMH, on Serial GC with a fixed "
+                    + "heap) queues N waiters on a primitive whose only permit is held and reads the used heap (MemoryMXBean, "
+                    + "the least of 8 successive full GCs) before and after. For coroutines, bytes per waiter include the "
+                    + "suspended coroutine itself and \"net\" subtracts a bare suspended coroutine with no primitive; for "
+                    + "Java futures, \"net\" subtracts a bare incomplete CompletableFuture. Net is what the primitive adds "
+                    + "(it can be negative when a primitive suspends more cheaply than the bare baseline). Lower is better; "
+                    + "a ratio below 1 means ours retains less.\n\n");
+            md.append("| case | group | impl | waiters | bytes/waiter | net of baseline |\n|---|---|---|---:|---:|---:|\n");
+            for (JsonElement el : mem) {
+                JsonObject o = el.getAsJsonObject();
+                md.append("| ").append(str(o, "name")).append(" | ").append(str(o, "group")).append(" | ").append(str(o, "impl"))
+                        .append(" | ").append(str(o, "waiters")).append(" | ").append(fmt(parseDouble(o.get("bytesPerWaiter"))))
+                        .append(" | ").append(o.get("netOfBaseline").isJsonNull() ? "" : fmt(parseDouble(o.get("netOfBaseline")))).append(" |\n");
+            }
+            md.append("\n| group | ours/peer (bytes/waiter) | ours/peer (net) |\n|---|---:|---:|\n");
+            for (JsonElement a : mem) {
+                JsonObject ours = a.getAsJsonObject();
+                if (!str(ours, "impl").equals("ours")) continue;
+                for (JsonElement b : mem) {
+                    JsonObject peer = b.getAsJsonObject();
+                    if (!str(peer, "group").equals(str(ours, "group")) || str(peer, "impl").equals("ours")) continue;
+                    double t = parseDouble(ours.get("bytesPerWaiter")) / parseDouble(peer.get("bytesPerWaiter"));
+                    String net;
+                    if (ours.get("netOfBaseline").isJsonNull() || peer.get("netOfBaseline").isJsonNull()) {
+                        net = "n/a";
+                    } else if (parseDouble(peer.get("netOfBaseline")) <= 0) {
+                        net = "n/a (peer adds nothing over the baseline)";
+                    } else {
+                        net = fmt(parseDouble(ours.get("netOfBaseline")) / parseDouble(peer.get("netOfBaseline")));
+                    }
+                    md.append("| ").append(str(ours, "group")).append(": ours/").append(str(peer, "impl")).append(" | ")
+                            .append(fmt(t)).append(" | ").append(net).append(" |\n");
+                }
+            }
+        }
+        return md.toString();
+    }
+
+    /** The rows with each group together (groups in order of first appearance), ours before the peers. */
+    static List<Row> grouped(List<Row> rows) {
+        Map<String, List<Row>> groups = new LinkedHashMap<>();
+        for (Row r : rows) groups.computeIfAbsent(r.groupKey(), k -> new ArrayList<>()).add(r);
+        List<Row> out = new ArrayList<>();
+        for (List<Row> g : groups.values()) {
+            for (Row r : g) if (!r.isReference()) out.add(r);
+            for (Row r : g) if (r.isReference()) out.add(r);
+        }
+        return out;
+    }
+
+    private static String verdict(Ratio r) {
+        boolean lower = r.ours().lowerIsBetter();
+        double v = r.value();
+        if (Double.isNaN(v)) return "n/a";
+        boolean oursBetter = lower ? v < 1 : v > 1;
+        double factor = v >= 1 ? v : 1 / v;
+        boolean withinError = !Double.isNaN(r.error()) && Math.abs(v - 1) <= r.error();
+        if (withinError) return "within error";
+        return (oursBetter ? "ours faster" : "peer faster") + String.format(Locale.ROOT, " (%.2fx%s)", factor,
+                Double.isNaN(r.error()) ? "; no error estimate" : "");
+    }
+
+    private static String str(JsonObject o, String key) {
+        JsonElement e = o.get(key);
+        return e == null || e.isJsonNull() ? "?" : e.getAsString();
+    }
+
+    private static String cpuModel() {
+        try {
+            for (String line : Files.readAllLines(Paths.get("/proc/cpuinfo"))) {
+                if (line.startsWith("model name")) return line.substring(line.indexOf(':') + 1).trim();
+            }
+        } catch (IOException e) {
+            // not Linux: fall through
+        }
+        return System.getProperty("os.arch") + " (CPU model unknown)";
+    }
+
+    /** One bar chart per benchmark class, ratios ours/peer, with a line at 1. */
+    private static void writeChart(Map<String, List<Ratio>> ratios, Path file) throws IOException {
+        List<CategoryChart> charts = new ArrayList<>();
+        // The grid writer draws every chart in a cell the size of the first: give them all the widest width.
+        int most = ratios.values().stream().mapToInt(List::size).max().orElse(0);
+        int width = Math.max(800, 80 + 40 * most);
+        for (Map.Entry<String, List<Ratio>> e : ratios.entrySet()) {
+            if (e.getValue().isEmpty()) continue;
+            List<String> labels = new ArrayList<>();
+            List<Double> values = new ArrayList<>();
+            for (Ratio r : e.getValue()) {
+                labels.add(shortLabel(r));
+                values.add(Double.isNaN(r.value()) || r.value() <= 0 ? 1.0 : r.value());
+            }
+            CategoryChart c = new CategoryChartBuilder().width(width).height(520).title(e.getKey() + ": ours / peer (time; < 1 = ours faster)")
+                    .xAxisTitle("").yAxisTitle("ratio ours / peer").build();
+            c.getStyler().setLegendVisible(false);
+            c.getStyler().setXAxisLabelRotation(45);
+            // Log scale: a ratio of 2 and one of 1/2 are the same distance from the line at 1.
+            c.getStyler().setYAxisLogarithmic(true);
+            c.getStyler().setYAxisMin(Math.min(0.5, min(values) / 1.5));
+            c.getStyler().setYAxisMax(Math.max(2.0, max(values) * 1.5));
+            c.getStyler().setYAxisDecimalPattern("0.###");
+            c.getStyler().setLabelsVisible(true);
+            c.getStyler().setLabelsRotation(90);
+            c.getStyler().setLabelsFontColorAutomaticEnabled(false);
+            c.getStyler().setLabelsFontColor(Color.BLACK);
+            c.getStyler().setChartBackgroundColor(Color.WHITE);
+            c.getStyler().setPlotGridVerticalLinesVisible(false);
+            c.getStyler().setSeriesColors(new Color[] {new Color(60, 110, 180)});
+            c.getStyler().setAxisTickLabelsFont(c.getStyler().getAxisTickLabelsFont().deriveFont(10f));
+            c.getStyler().setChartTitleFont(c.getStyler().getChartTitleFont().deriveFont(13f));
+            c.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+            c.addSeries("ours/peer", labels, values);
+            AnnotationLine one = new AnnotationLine(1.0, false, false);
+            c.getStyler().setAnnotationLineColor(Color.RED);
+            c.addAnnotation(one);
+            charts.add(c);
+        }
+        if (charts.isEmpty()) {
+            CategoryChart c = new CategoryChartBuilder().width(width).height(200).title("no ours/peer pairs in these results").build();
+            c.addSeries("none", List.of("none"), List.of(0.0));
+            charts.add(c);
+        }
+        // Two charts per row, all in one PNG.
+        String name = file.toString();
+        String base = name.endsWith(".png") ? name.substring(0, name.length() - 4) : name;
+        int cols = charts.size() > 1 ? 2 : 1;
+        int rows = (charts.size() + cols - 1) / cols;
+        while (charts.size() < rows * cols) {
+            CategoryChart blank = new CategoryChartBuilder().width(charts.get(0).getWidth()).height(charts.get(0).getHeight()).title("").build();
+            blank.addSeries(" ", List.of(" "), List.of(1.0));
+            blank.getStyler().setLegendVisible(false);
+            blank.getStyler().setChartBackgroundColor(Color.WHITE);
+            blank.getStyler().setSeriesColors(new Color[] {Color.WHITE});
+            blank.getStyler().setAxisTicksVisible(false);
+            blank.getStyler().setPlotBorderVisible(false);
+            blank.getStyler().setPlotGridLinesVisible(false);
+            blank.getStyler().setPlotBackgroundColor(Color.WHITE);
+            charts.add(blank);
+        }
+        BitmapEncoder.saveBitmap(charts, rows, cols, base, BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private static double min(List<Double> v) {
+        return v.stream().mapToDouble(Double::doubleValue).min().orElse(1.0);
+    }
+
+    private static double max(List<Double> v) {
+        return v.stream().mapToDouble(Double::doubleValue).max().orElse(1.0);
+    }
+
+    private static String shortLabel(Ratio r) {
+        StringBuilder sb = new StringBuilder(r.ours().operation());
+        for (Map.Entry<String, String> p : r.ours().params().entrySet()) {
+            String k = p.getKey();
+            if (k.equals("sections") || k.equals("iterations")) continue; // constant per run: clutter
+            sb.append(' ').append(abbreviate(k)).append('=').append(p.getValue());
+        }
+        if (!r.ours().impl().equals("ours") || !r.peer().impl().equals("kotlinx")) {
+            sb.append(" (").append(r.ours().impl()).append('/').append(r.peer().impl()).append(')');
+        }
+        return sb.toString();
+    }
+
+    private static String abbreviate(String key) {
+        return switch (key) {
+            case "coroutines" -> "c";
+            case "dispatcher" -> "d";
+            case "permits" -> "p";
+            case "waiters" -> "N";
+            default -> key;
+        };
+    }
+}

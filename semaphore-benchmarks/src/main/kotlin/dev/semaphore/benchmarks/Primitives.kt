@@ -1,0 +1,115 @@
+/*
+ * The primitives under test, seen through the two operations the contended workloads need.
+ *
+ * Invariants:
+ * - Every adapter forwards to exactly one public call of its primitive (acquire/lock, release/unlock),
+ *   with no extra synchronization, so ours and the peers pay the same adapter cost (one interface call).
+ * - Impl names are the ones the report pairs on: "ours*" are ours; "kotlinx", "plain", "none" are the
+ *   references ours is divided by (see report/BenchmarkReport.java).
+ */
+package dev.semaphore.benchmarks
+
+import kotlinx.coroutines.suspendCancellableCoroutine
+import dev.semaphore.Lock as OurLock
+import dev.semaphore.PrioritySemaphore as OurPrioritySemaphore
+import dev.semaphore.Semaphore as OurSemaphore
+import kotlinx.coroutines.sync.Mutex as KotlinxMutex
+import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
+
+/** A permit source a workload acquires from and releases to. */
+public interface SuspendPermits {
+    /** Suspends until one permit is held; [caller] is the index of the calling coroutine (used for priorities). */
+    public suspend fun acquire(caller: Int)
+
+    /** Gives the permit back. */
+    public fun release()
+
+    /** Waiters queued now, or -1 if the primitive does not say. */
+    public val queued: Int
+}
+
+/** Factories for the [SuspendPermits] of every implementation that the benchmarks compare. */
+public object Primitives {
+    /**
+     * A semaphore of [permits] permits: "ours" (dev.semaphore.Semaphore) or "kotlinx"
+     * (kotlinx.coroutines.sync.Semaphore), or "none" (no semaphore: acquire suspends forever, used as the
+     * memory baseline of a bare suspended coroutine). [permits] = 0 means one permit that is already held,
+     * so every acquirer queues (a semaphore with a total of 0 would reject the request as never grantable).
+     * @throws IllegalArgumentException for an unknown [impl].
+     */
+    @JvmStatic
+    public fun semaphore(impl: String, permits: Int): SuspendPermits = when (impl) {
+        "ours" -> OursSemaphorePermits(
+            if (permits == 0) OurSemaphore(1).also { check(it.tryAcquire(1)) } else OurSemaphore(permits),
+        )
+        "kotlinx" -> KotlinxSemaphorePermits(if (permits == 0) KotlinxSemaphore(1, 1) else KotlinxSemaphore(permits))
+        "none" -> NoPermits
+        else -> throw IllegalArgumentException("unknown semaphore impl '$impl' (expected ours, kotlinx or none)")
+    }
+
+    /**
+     * A mutual-exclusion lock, free or (with [locked]) already held: "ours" (dev.semaphore.Lock) or
+     * "kotlinx" (kotlinx.coroutines.sync.Mutex).
+     * @throws IllegalArgumentException for an unknown [impl].
+     */
+    @JvmStatic
+    public fun lock(impl: String, locked: Boolean): SuspendPermits = when (impl) {
+        "ours" -> OursLockPermits(OurLock(locked))
+        "kotlinx" -> KotlinxMutexPermits(KotlinxMutex(locked))
+        else -> throw IllegalArgumentException("unknown lock impl '$impl' (expected ours or kotlinx)")
+    }
+
+    /**
+     * For the priority benchmark: "plain" is our FIFO Semaphore; "priority-L" is our PrioritySemaphore where
+     * coroutine i acquires at priority i % L, so L priority levels are in use.
+     * @throws IllegalArgumentException for an unknown [impl] or L < 1.
+     */
+    @JvmStatic
+    public fun prioritized(impl: String, permits: Int): SuspendPermits {
+        if (impl == "plain") return OursSemaphorePermits(OurSemaphore(permits))
+        val levels = impl.removePrefix("priority-").toIntOrNull()
+        require(impl.startsWith("priority-") && levels != null && levels >= 1) {
+            "unknown priority impl '$impl' (expected plain or priority-L with L >= 1)"
+        }
+        return OursPriorityPermits(OurPrioritySemaphore(permits), levels)
+    }
+}
+
+private class OursSemaphorePermits(val s: OurSemaphore) : SuspendPermits {
+    override suspend fun acquire(caller: Int) = s.acquire(1)
+    override fun release() = s.release(1)
+    override val queued: Int get() = s.queueLength
+}
+
+private class KotlinxSemaphorePermits(val s: KotlinxSemaphore) : SuspendPermits {
+    override suspend fun acquire(caller: Int) = s.acquire()
+    override fun release() = s.release()
+    override val queued: Int get() = -1
+}
+
+private class OursLockPermits(val l: OurLock) : SuspendPermits {
+    override suspend fun acquire(caller: Int) = l.lock(null)
+    override fun release() = l.unlock(null)
+    override val queued: Int get() = l.queueLength
+}
+
+private class KotlinxMutexPermits(val m: KotlinxMutex) : SuspendPermits {
+    override suspend fun acquire(caller: Int) = m.lock(null)
+    override fun release() = m.unlock(null)
+    override val queued: Int get() = -1
+}
+
+private class OursPriorityPermits(val s: OurPrioritySemaphore, val levels: Int) : SuspendPermits {
+    override suspend fun acquire(caller: Int) = s.acquire(caller % levels, 1)
+    override fun release() = s.release(1)
+    override val queued: Int get() = s.queueLength
+}
+
+/** No primitive at all: acquire suspends and is never resumed (only cancellation ends it). */
+private object NoPermits : SuspendPermits {
+    // Like every primitive's slow path, the inlined suspendCancellableCoroutine gets one continuation frame.
+    override suspend fun acquire(caller: Int): Unit = suspendCancellableCoroutine { }
+
+    override fun release() = throw IllegalStateException("nothing to release: NoPermits never grants")
+    override val queued: Int get() = -1
+}

@@ -1,0 +1,150 @@
+package dev.semaphore.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.semaphore.LockKt;
+import dev.semaphore.SemaphoreKt;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import kotlinx.coroutines.Dispatchers;
+import kotlinx.coroutines.sync.MutexKt;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The workloads the benchmarks time must do what they claim, for every implementation, and their own
+ * checks must catch a primitive that does not behave (so a broken primitive cannot post a fast number).
+ * Sizes are small: these are correctness checks, not measurements.
+ */
+class WorkloadsTest {
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ours", "kotlinx"})
+    void contendedRunsEverySectionOnceForSemaphoresAndLocks(String impl) {
+        long a = Workloads.contended(Primitives.semaphore(impl, 2), Dispatchers.getDefault(), 50, 2_000, 5, 5);
+        long b = Workloads.contended(Primitives.semaphore(impl, 2), Dispatchers.getDefault(), 50, 2_000, 5, 5);
+        assertEquals(a, b, "the work is deterministic: same digest for the same sizes");
+        Workloads.contended(Primitives.lock(impl, false), Dispatchers.getDefault(), 7, 1_001, 5, 5);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"plain", "priority-1", "priority-4", "priority-64"})
+    void contendedRunsOnThePrioritySemaphores(String impl) {
+        Workloads.contended(Primitives.prioritized(impl, 1), Dispatchers.getDefault(), 100, 1_000, 5, 5);
+    }
+
+    @Test
+    void badImplNamesAreRejectedWithTheName() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Primitives.semaphore("ourz", 1));
+        assertTrue(e.getMessage().contains("ourz"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Primitives.lock("nope", false));
+        assertThrows(IllegalArgumentException.class, () -> Primitives.prioritized("priority-0", 1));
+        assertThrows(IllegalArgumentException.class, () -> Primitives.prioritized("priority-x", 1));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ours", "kotlinx"})
+    void handoffAlternatesStrictly(String impl) {
+        assertEquals(2_000, Workloads.handoff(Primitives.semaphore(impl, 1), 2_000));
+        assertEquals(2_000, Workloads.handoff(Primitives.lock(impl, false), 2_000));
+    }
+
+    @Test
+    void handoffDetectsAPrimitiveThatDoesNotMakeThemAlternate() {
+        // Two permits: nobody ever waits after the first hand-over, so one coroutine runs twice in a row.
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> Workloads.handoff(Primitives.semaphore("ours", 2), 2_000));
+        assertTrue(e.getMessage().contains("strict alternation"), e.getMessage());
+    }
+
+    @Test
+    void uncontendedLoopsCompleteWithoutSuspendingAndLeaveThePermitFree() {
+        dev.semaphore.Semaphore ours = SemaphoreKt.Semaphore(1);
+        Workloads.oursSemaphoreLoop(ours, 100);
+        assertEquals(1, ours.getAvailablePermits());
+        kotlinx.coroutines.sync.Semaphore kx = kotlinx.coroutines.sync.SemaphoreKt.Semaphore(1, 0);
+        Workloads.kotlinxSemaphoreLoop(kx, 100);
+        assertEquals(1, kx.getAvailablePermits());
+        dev.semaphore.Lock lock = LockKt.Lock(false);
+        Workloads.oursLockLoop(lock, 100);
+        assertFalse(lock.isLocked());
+        kotlinx.coroutines.sync.Mutex mutex = MutexKt.Mutex(false);
+        Workloads.kotlinxMutexLoop(mutex, 100);
+        assertFalse(mutex.isLocked());
+    }
+
+    @Test
+    void anUncontendedLoopThatWouldSuspendIsReported() {
+        dev.semaphore.Semaphore held = SemaphoreKt.Semaphore(1);
+        assertTrue(held.tryAcquire(1));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> Workloads.oursSemaphoreLoop(held, 1));
+        assertTrue(e.getMessage().contains("suspended"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ours", "kotlinx"})
+    void waiterSetCancelsExactlyTheChosenWaiters(String impl) {
+        SuspendPermits p = Primitives.semaphore(impl, 0);
+        WaiterSet set = new WaiterSet(p, 5_000).fill();
+        if (impl.equals("ours")) assertEquals(5_000, p.getQueued());
+        set.cancelSpread(1_000);
+        set.verifyCancelled(1_000);
+        if (impl.equals("ours")) assertEquals(4_000, p.getQueued());
+        set.cancelAll();
+        if (impl.equals("ours")) assertEquals(0, p.getQueued());
+    }
+
+    @Test
+    void waiterSetVerifyFailsWhenNothingWasCancelled() {
+        WaiterSet set = new WaiterSet(Primitives.semaphore("ours", 0), 2_000).fill();
+        assertThrows(IllegalStateException.class, () -> set.verifyCancelled(1_000));
+        set.cancelAll();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ours", "ibm", "juc"})
+    void futuresWorkloadRunsEverySectionAndReturnsEveryPermit(String impl) throws Exception {
+        FuturesContendedBenchmark b = new FuturesContendedBenchmark();
+        b.impl = impl;
+        b.tasks = 40;
+        b.permits = 3;
+        b.sections = 2_000;
+        b.setUp();
+        try {
+            b.contended(); // throws if a section is missing or a permit is not back
+            b.contended();
+        } finally {
+            b.tearDown();
+        }
+    }
+
+    @Test
+    void memoryJsonHasOneEntryPerCase(@TempDir Path dir) throws Exception {
+        File out = dir.resolve("memory.json").toFile();
+        MemoryPerWaiter.writeJson(List.of(
+                new MemoryCase("bare \"quoted\"", "coroutine", "none", 1000, 250.5, null),
+                new MemoryCase("ours", "semaphore", "ours", 1000, 300.25, 49.75)), out);
+        String json = Files.readString(out.toPath());
+        com.google.gson.JsonArray a = com.google.gson.JsonParser.parseString(json).getAsJsonArray();
+        assertEquals(2, a.size());
+        assertEquals("bare \"quoted\"", a.get(0).getAsJsonObject().get("name").getAsString());
+        assertTrue(a.get(0).getAsJsonObject().get("netOfBaseline").isJsonNull());
+        assertEquals(49.75, a.get(1).getAsJsonObject().get("netOfBaseline").getAsDouble(), 1e-9);
+    }
+
+    @Test
+    void memoryProbeSeesTheWaitersItQueued() {
+        // A sanity check of the method, not a measurement: 50,000 queued coroutines cost far more than 0.
+        List<MemoryCase> r = MemoryPerWaiter.measure(MemoryPerWaiter.coroutineCases().subList(0, 2), 50_000, 1);
+        assertEquals(2, r.size());
+        assertTrue(r.get(0).getBytesPerWaiter() > 50, "a suspended coroutine retains well over 50 bytes: " + r);
+        assertTrue(r.get(1).getBytesPerWaiter() > r.get(0).getBytesPerWaiter(), "a semaphore waiter adds to a bare coroutine: " + r);
+    }
+}

@@ -1,0 +1,106 @@
+package dev.semaphore.benchmarks.report;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonParser;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The report pairs the right rows, divides the right way round and writes both files. */
+class BenchmarkReportTest {
+    /** A minimal JMH JSON row. */
+    static String row(String benchmark, String params, String mode, double score, String error, String unit, String extra) {
+        return "{\"jmhVersion\":\"1.37\",\"benchmark\":\"" + benchmark + "\",\"mode\":\"" + mode + "\",\"threads\":1,\"forks\":1,"
+                + "\"jdkVersion\":\"17\",\"vmName\":\"VM\",\"vmVersion\":\"17\",\"warmupIterations\":1,\"warmupTime\":\"1 s\","
+                + "\"measurementIterations\":2,\"measurementTime\":\"1 s\","
+                + (params == null ? "" : "\"params\":{" + params + "},")
+                + "\"primaryMetric\":{\"score\":" + score + ",\"scoreError\":" + error + ",\"scoreUnit\":\"" + unit + "\"}"
+                + (extra == null ? "" : "," + extra) + "}";
+    }
+
+    static final String P = "dev.semaphore.benchmarks.";
+
+    static String sample() {
+        return "[" + String.join(",",
+                row(P + "UncontendedBenchmark.tryAcquireRelease_ours", null, "avgt", 10, "1.0", "ns/op",
+                        "\"secondaryMetrics\":{\"gc.alloc.rate.norm\":{\"score\":0.0001,\"scoreError\":\"NaN\",\"scoreUnit\":\"B/op\"}}"),
+                row(P + "UncontendedBenchmark.tryAcquireRelease_kotlinx", null, "avgt", 20, "2.0", "ns/op", null),
+                row(P + "UncontendedBenchmark.tryAcquireRelease_floor", null, "avgt", 5, "\"NaN\"", "ns/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"ours\",\"permits\":\"1\"", "avgt", 30, "3", "ms/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"kotlinx\",\"permits\":\"1\"", "avgt", 15, "3", "ms/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"ours\",\"permits\":\"8\"", "avgt", 10, "1", "ms/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"kotlinx\",\"permits\":\"8\"", "avgt", 10.5, "1", "ms/op", null),
+                row(P + "PriorityBenchmark.contended", "\"impl\":\"priority-4\"", "avgt", 12, "0.1", "ms/op", null),
+                row(P + "PriorityBenchmark.contended", "\"impl\":\"plain\"", "avgt", 10, "0.1", "ms/op", null))
+                + "]";
+    }
+
+    @Test
+    void pairsOursWithEachPeerOfTheSameParameters() {
+        List<BenchmarkReport.Row> rows = BenchmarkReport.parse(JsonParser.parseString(sample()).getAsJsonArray());
+        assertEquals(9, rows.size());
+        List<BenchmarkReport.Ratio> unc = BenchmarkReport.ratios(rows.subList(0, 3));
+        assertEquals(2, unc.size());
+        assertEquals("kotlinx", unc.get(0).peer().impl());
+        assertEquals(0.5, unc.get(0).value(), 1e-12, "ours / kotlinx = 10 / 20");
+        assertEquals(0.5 * Math.sqrt(0.01 + 0.01), unc.get(0).error(), 1e-12, "relative errors combined");
+        assertEquals("floor", unc.get(1).peer().impl());
+        assertEquals(2.0, unc.get(1).value(), 1e-12);
+        assertTrue(Double.isNaN(unc.get(1).error()), "no error estimate when JMH has none");
+
+        List<BenchmarkReport.Ratio> cont = BenchmarkReport.ratios(rows.subList(3, 7));
+        assertEquals(2, cont.size(), "permits=1 pairs with permits=1 only, 8 with 8");
+        assertArrayEquals(new double[] {2.0, 10 / 10.5},
+                cont.stream().mapToDouble(BenchmarkReport.Ratio::value).toArray(), 1e-12);
+        assertEquals("1", cont.get(0).ours().params().get("permits"));
+        assertEquals("1", cont.get(0).peer().params().get("permits"));
+
+        List<BenchmarkReport.Ratio> prio = BenchmarkReport.ratios(rows.subList(7, 9));
+        assertEquals(1, prio.size());
+        assertEquals("priority-4", prio.get(0).ours().impl());
+        assertEquals(1.2, prio.get(0).value(), 1e-12);
+    }
+
+    @Test
+    void writesTheMarkdownAndThePng(@TempDir Path dir) throws Exception {
+        Path results = dir.resolve("results.json");
+        Files.writeString(results, sample());
+        Path memory = dir.resolve("memory.json");
+        Files.writeString(memory, "[{\"name\":\"bare\",\"group\":\"coroutine\",\"impl\":\"none\",\"waiters\":1000,\"bytesPerWaiter\":250.0,\"netOfBaseline\":null},"
+                + "{\"name\":\"ours\",\"group\":\"semaphore\",\"impl\":\"ours\",\"waiters\":1000,\"bytesPerWaiter\":300.0,\"netOfBaseline\":50.0},"
+                + "{\"name\":\"kx\",\"group\":\"semaphore\",\"impl\":\"kotlinx\",\"waiters\":1000,\"bytesPerWaiter\":200.0,\"netOfBaseline\":-50.0},"
+                + "{\"name\":\"ol\",\"group\":\"lock\",\"impl\":\"ours\",\"waiters\":1000,\"bytesPerWaiter\":310.0,\"netOfBaseline\":60.0},"
+                + "{\"name\":\"km\",\"group\":\"lock\",\"impl\":\"kotlinx\",\"waiters\":1000,\"bytesPerWaiter\":280.0,\"netOfBaseline\":30.0}]");
+        Path md = dir.resolve("docs/benchmarks.md");
+        Path png = dir.resolve("docs/ratios.png");
+        BenchmarkReport.main(new String[] {"--out", md.toString(), "--chart", png.toString(), "--memory", memory.toString(),
+                "--run", "unit test", results.toString()});
+        String text = Files.readString(md);
+        assertTrue(text.contains("](ratios.png)"), "the chart is linked relative to the report");
+        assertTrue(text.contains("| tryAcquireRelease |  | ours | kotlinx | 0.5000 |"), text);
+        assertTrue(text.contains("ours faster (2.00x)"), text);
+        assertTrue(text.contains("| semaphore | permits=1 | ours | kotlinx | 2.000 |"), text);
+        assertTrue(text.contains("peer faster (2.00x)"), text);
+        assertTrue(text.contains("The machine has 2 cores and is shared"), text);
+        assertTrue(text.contains("| semaphore: ours/kotlinx | 1.500 | n/a (peer adds nothing over the baseline) |"), text);
+        assertTrue(text.contains("| lock: ours/kotlinx | 1.107 | 2.000 |"), text);
+        assertTrue(text.contains("Run: unit test"), text);
+        byte[] head = Arrays.copyOf(Files.readAllBytes(png), 8);
+        assertArrayEquals(new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}, head, "a PNG file");
+    }
+
+    @Test
+    void refusesMissingInputsNamingThem(@TempDir Path dir) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BenchmarkReport.main(new String[] {
+                "--out", dir.resolve("a.md").toString(), "--chart", dir.resolve("a.png").toString(), dir.resolve("nope.json").toString()}));
+        assertTrue(e.getMessage().contains("nope.json"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> BenchmarkReport.main(new String[] {"--out", "x.md"}));
+    }
+}
