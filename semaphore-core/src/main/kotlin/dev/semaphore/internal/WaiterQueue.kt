@@ -199,6 +199,11 @@ public class WaiterQueue internal constructor(
             }
             if (cas(s, s - permits)) return true
         }
+        return tryAcquireSlow(permits, priority)
+    }
+
+    // Out of line, so that the fast path above stays small enough for the JIT to inline.
+    private fun tryAcquireSlow(permits: Int, priority: Int): Boolean {
         return locked {
             checkOpen()
             require(permits <= wTotal) { tooMany(permits, wTotal) }
@@ -281,6 +286,11 @@ public class WaiterQueue internal constructor(
             check(a.toLong() + permits <= t) { overRelease(permits, a, t) }
             if (cas(s, pack(t, a + permits, false))) return
         }
+        releaseSlow(permits)
+    }
+
+    // Out of line, like tryAcquireSlow.
+    private fun releaseSlow(permits: Int) {
         locked {
             check(wAvail.toLong() + permits <= wTotal) { overRelease(permits, wAvail, wTotal) }
             wAvail += permits
