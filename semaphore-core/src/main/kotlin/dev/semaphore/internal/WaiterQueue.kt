@@ -87,10 +87,11 @@ public abstract class PermitWaiter @JvmOverloads constructor(
     public val permits: Int = checkPermitCount(permits)
 
     internal var prev: PermitWaiter? = null
+
+    /** The next waiter in its list while queued; once granted or failed (unlinked), the next in the wake chain. */
     internal var next: PermitWaiter? = null
     internal var list: WaiterList? = null
     internal var enqueuedAt: Long = 0L
-    internal var wakeNext: PermitWaiter? = null
     internal var failure: Throwable? = null
 
     @Volatile
@@ -397,9 +398,9 @@ public class WaiterQueue internal constructor(
         appendWake(w)
     }
 
-    private fun appendWake(w: PermitWaiter) {
+    private fun appendWake(w: PermitWaiter) { // w is unlinked, so its `next` is free for the wake chain
         val t = wakeTail
-        if (t == null) wakeHead = w else t.wakeNext = w
+        if (t == null) wakeHead = w else t.next = w
         wakeTail = w
     }
 
@@ -469,13 +470,13 @@ private class WakeBatch {
 
 private val wakeSlot = ThreadSlot<WakeBatch>()
 
-/** Delivers a chain of waiters linked by wakeNext; re-entrant calls on this thread only append. */
+/** Delivers a chain of waiters linked by `next`; re-entrant calls on this thread only append. */
 private fun wakeAll(chain: PermitWaiter) {
     val batch = wakeSlot.get() ?: WakeBatch().also { wakeSlot.set(it) }
     var last = chain
-    while (true) last = last.wakeNext ?: break
+    while (true) last = last.next ?: break
     val t = batch.tail
-    if (t == null) batch.head = chain else t.wakeNext = chain
+    if (t == null) batch.head = chain else t.next = chain
     batch.tail = last
     if (batch.draining) return
     batch.draining = true
@@ -483,9 +484,9 @@ private fun wakeAll(chain: PermitWaiter) {
     try {
         while (true) {
             val w = batch.head ?: break
-            batch.head = w.wakeNext
+            batch.head = w.next
             if (batch.head == null) batch.tail = null
-            w.wakeNext = null
+            w.next = null
             try {
                 w.deliver()
             } catch (e: Throwable) {
