@@ -1,0 +1,45 @@
+/*
+ * The Lincheck sizes of this module, in one place, scaled by STRESS_SCALE (1 by default, 5 under
+ * -Pstress): the number of scenarios (iterations) grows with the scale, the invocations per
+ * scenario stay fixed, so -Pstress runs 5x the scenarios and 5x the invocations.
+ *
+ *                            default (scale 1)                  -Pstress (scale 5)
+ *   model checking   per test class: 5 scenarios x 100 inv.     25 scenarios x 100 inv.
+ *   stress           per test class: 10 scenarios x 1000 inv.   50 scenarios x 1000 inv.
+ * Test classes: Semaphore1LincheckTest, Semaphore2LincheckTest, LockLincheckTest,
+ * PrioritySemaphoreLincheckTest, each with one model-checking and one stress run; so per primitive
+ * (Semaphore counts twice: 1 and 2 permits) 500 model-checking and 10,000 stress invocations by
+ * default, 2,500 and 50,000 under -Pstress.
+ *
+ * Scenario shape: 3 threads x 2 operations, 1 operation before and 1 after the parallel part.
+ * The fixed regression scenarios (LockRegressionTest) get 2000 model-checking invocations each
+ * (10,000 under -Pstress).
+ * The model-checking numbers are small because the engine's slow path goes through a ReentrantLock,
+ * which Lincheck explores event by event: on a loaded 2-core machine one invocation costs ~40 ms.
+ */
+package dev.semaphore.verification
+
+import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions
+import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions
+
+/** Scenarios (iterations) of one model-checking run. */
+val MC_SCENARIOS: Int = 5 * STRESS_SCALE
+
+/** Invocations (interleavings) explored per model-checking scenario. */
+const val MC_INVOCATIONS: Int = 100
+
+/** Scenarios (iterations) of one stress run. */
+val STRESS_SCENARIOS: Int = 10 * STRESS_SCALE
+
+/** Invocations (real-thread runs) per stress scenario. */
+const val STRESS_INVOCATIONS: Int = 1000
+
+/** The model-checking options shared by every Lincheck test of this module. */
+fun mcOptions(): ModelCheckingOptions = ModelCheckingOptions()
+    .iterations(MC_SCENARIOS).invocationsPerIteration(MC_INVOCATIONS)
+    .threads(3).actorsPerThread(2).actorsBefore(1).actorsAfter(1)
+
+/** The stress options shared by every Lincheck test of this module. */
+fun stressOptions(): StressOptions = StressOptions()
+    .iterations(STRESS_SCENARIOS).invocationsPerIteration(STRESS_INVOCATIONS)
+    .threads(3).actorsPerThread(2).actorsBefore(1).actorsAfter(1)

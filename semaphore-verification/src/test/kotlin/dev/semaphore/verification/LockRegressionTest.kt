@@ -1,0 +1,165 @@
+/*
+ * Scenarios in which Lincheck (or the Lock storm) found the Lock's results wrong on the engine of
+ * commit 4af7dc7: the unlock window R1, the fast-path window R2 (then documented as L2), the
+ * same-owner race R3, and the cancelled-grant window R4. Each R1-R3 test checks one fixed scenario
+ * by model checking (no random scenarios), so it fails deterministically while the window exists;
+ * R4 opens its window deterministically with the wake trampoline. All failed on that engine; they
+ * pass on the core with Lock.kt's L3 spin and Suspending.kt's claim-under-lock (S2).
+ *
+ * The Lock is exercised with shared owners here (owner 1 and 2 are two objects; 0 is no owner).
+ */
+package dev.semaphore.verification
+
+import dev.semaphore.Lock
+import org.jetbrains.kotlinx.lincheck.annotations.Operation
+import org.jetbrains.kotlinx.lincheck.annotations.Param
+import org.jetbrains.kotlinx.lincheck.check
+import org.jetbrains.kotlinx.lincheck.paramgen.IntGen
+import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions
+import kotlinx.coroutines.launch
+import org.junit.jupiter.api.Test
+
+/** Every Lock operation with a free choice of owner (as in LockLincheckTest), for the fixed regression scenarios. */
+@Param(name = "owner", gen = IntGen::class, conf = "0:2")
+class LockAllOwnersOps {
+    private val lock = Lock()
+
+    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    suspend fun lock(@Param(name = "owner") o: Int) = outcome { lock.lock(OWNERS[o]); OK }
+
+    @Operation
+    fun tryLock(@Param(name = "owner") o: Int) = outcome { lock.tryLock(OWNERS[o]) }
+
+    @Operation
+    fun unlock(@Param(name = "owner") o: Int) = outcome { lock.unlock(OWNERS[o]); OK }
+
+    @Operation
+    fun isLocked() = lock.isLocked
+
+    @Operation
+    fun holdsLock(@Param(name = "owner") o: Int) = lock.holdsLock(OWNERS[o] ?: OWNERS[1]!!)
+}
+
+class LockRegressionTest {
+    private fun checkOnly(scenario: org.jetbrains.kotlinx.lincheck.DSLScenarioBuilder.() -> Unit) =
+        ModelCheckingOptions().iterations(0).invocationsPerIteration(2000 * STRESS_SCALE)
+            .addCustomScenario(scenario)
+            .check(LockAllOwnersOps::class)
+
+    /**
+     * R1, the unlock window: unlock clears the holder (L3) before it releases the permit. Found by
+     * Lincheck. Thread 2's unlock(A) has cleared the holder; thread 1's unlock(A) then fails as "not
+     * locked" (so thread 2's unlock took effect first), yet thread 1's tryLock(B) still fails because
+     * the permit is not back: no sequential order gives (misuse, false) for thread 1 and ok for 2.
+     */
+    @Test
+    fun racingUnlockThenTryLock() = checkOnly {
+        initial { actor(LockAllOwnersOps::tryLock, 1) }
+        parallel {
+            thread { actor(LockAllOwnersOps::unlock, 1); actor(LockAllOwnersOps::tryLock, 2) }
+            thread { actor(LockAllOwnersOps::unlock, 1) }
+        }
+    }
+
+    /**
+     * R1 without misuse: while unlock(A) is between clearing the holder and releasing the permit,
+     * another caller sees holdsLock(A) == false (the unlock happened) and then tryLock(B) == false.
+     */
+    @Test
+    fun holdsLockFalseThenTryLockFails() = checkOnly {
+        initial { actor(LockAllOwnersOps::tryLock, 1) }
+        parallel {
+            thread { actor(LockAllOwnersOps::unlock, 1) }
+            thread { actor(LockAllOwnersOps::holdsLock, 1); actor(LockAllOwnersOps::tryLock, 2) }
+        }
+    }
+
+    /**
+     * R1 through a legal call: unlock(null) releases whoever holds the lock (allowed: no owner, no
+     * check). While it is between clearing the holder and releasing the permit, the holder B's own
+     * tryLock(B) returns false; sequentially it either throws (B still holds: not reentrant) or
+     * returns true (the unlock is done). Found by LockLincheckTest's model checking.
+     */
+    @Test
+    fun anonymousUnlockRacesHoldersRelock() = checkOnly {
+        initial { actor(LockAllOwnersOps::tryLock, 2) }
+        parallel {
+            thread { actor(LockAllOwnersOps::tryLock, 2) }
+            thread { actor(LockAllOwnersOps::unlock, 0) }
+        }
+    }
+
+    /**
+     * R4, a cancelled lock() leaves its owner recorded as the holder (found by LockStressTest, K5).
+     * lock(A) is queued; a release grants it under the queue's lock (holder := A) and defers its wake;
+     * A's coroutine is cancelled in between: its cancel handler finds the waiter already granted and
+     * does nothing, so lock(A) completes as cancelled while A is still the recorded holder. A's next
+     * tryLock(A) then throws "already held by owner-1" although A holds nothing, and holdsLock(A) is
+     * true; the permit comes back only when the deferred wake hands it back. Deterministic: the window
+     * is held open by the wake trampoline (see CancelWindow.kt), not by timing.
+     */
+    @Test
+    fun cancelledLockLeavesOwnerRecordedAsHolder() {
+        val lock = dev.semaphore.Lock()
+        val queue = (lock as dev.semaphore.internal.WaiterQueueOwner).waiterQueue
+        val a = OWNERS[1]!!
+        check(lock.tryLock(OWNERS[2]))
+        val scope = kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Dispatchers.Unconfined)
+        var inside: () -> Unit = {}
+        val x = CallbackWaiter(queue, 1) { inside() }
+        check(!queue.enqueue(x)) // x queued first
+        var acquired = false
+        val w = scope.launch { lock.lock(a); acquired = true } // A queued behind x
+        check(lock.queueLength == 2)
+        var observed: String? = null
+        inside = {
+            queue.handBack(x) // releases x's grant: A is granted under the lock, its wake deferred
+            w.cancel() // A's lock() is cancelled now, before its wake
+            // Contract: once the cancelled lock(A) has returned, A holds nothing. (A fixed engine may
+            // instead keep lock(A) pending until its wake hands the grant back: then nothing to see here.)
+            if (w.isCompleted) {
+                val relock = runCatching { lock.tryLock(a) }
+                observed = "holdsLock(A)=${lock.holdsLock(a)}, tryLock(A)=${relock.exceptionOrNull() ?: relock.getOrNull()}"
+                if (relock.getOrNull() == true) lock.unlock(a)
+            }
+        }
+        lock.unlock(OWNERS[2]) // grants x; x's callback runs the block above, then the deferred wake
+        check(x.ran)
+        if (observed != null) {
+            org.junit.jupiter.api.Assertions.assertEquals("holdsLock(A)=false, tryLock(A)=true", observed,
+                "after lock(A) was cancelled and returned, A must hold nothing")
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(w.isCompleted, "the coroutine must have ended: $w")
+        // Either the cancellation won (A holds nothing) or the grant did (lock(A) returned: A holds it;
+        // with Dispatchers.Unconfined a claimed resume is delivered even to a cancelled Job).
+        org.junit.jupiter.api.Assertions.assertEquals(acquired, lock.holdsLock(a), "acquired=$acquired")
+        if (acquired) lock.unlock(a)
+        org.junit.jupiter.api.Assertions.assertFalse(lock.isLocked, "$lock")
+        org.junit.jupiter.api.Assertions.assertEquals(0, lock.queueLength)
+    }
+
+    /**
+     * R2, the fast-path window (the old L2): after tryLock(A)'s CAS and before the holder was
+     * recorded, another caller saw isLocked == true and holdsLock(A) == false.
+     */
+    @Test
+    fun isLockedTrueButHolderNotYetRecorded() = checkOnly {
+        parallel {
+            thread { actor(LockAllOwnersOps::tryLock, 1) }
+            thread { actor(LockAllOwnersOps::isLocked); actor(LockAllOwnersOps::holdsLock, 1) }
+        }
+    }
+
+    /**
+     * R3, a relock by the same owner from two threads: the owner check runs before the acquisition
+     * and the holder is recorded after it, so the loser returns false; sequentially it either gets
+     * the lock or throws IllegalStateException ("already held by owner-1").
+     */
+    @Test
+    fun sameOwnerTryLockFromTwoThreads() = checkOnly {
+        parallel {
+            thread { actor(LockAllOwnersOps::tryLock, 1) }
+            thread { actor(LockAllOwnersOps::tryLock, 1) }
+        }
+    }
+}
