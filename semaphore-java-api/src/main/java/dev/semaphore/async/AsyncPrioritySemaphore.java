@@ -30,16 +30,15 @@ import org.jspecify.annotations.Nullable;
  * db.withPermit(0, 1, () -> nightlyBatch());        // this, if both wait
  * }</pre>
  */
-public final class AsyncPrioritySemaphore {
+public final class AsyncPrioritySemaphore extends AsyncPermitPool {
     private static final String NAME = "AsyncPrioritySemaphore";
 
     private final PrioritySemaphore kotlin;
-    private final WaiterQueue queue;
     private final QueueFront front;
 
     private AsyncPrioritySemaphore(PrioritySemaphore kotlin, WaiterQueue queue) {
+        super(queue, NAME);
         this.kotlin = kotlin;
-        this.queue = queue;
         this.front = new QueueFront(
                 queue,
                 (permits, priority, owner) -> queue.tryAcquire(permits, priority),
@@ -229,35 +228,6 @@ public final class AsyncPrioritySemaphore {
     }
 
     /**
-     * Gives back one permit.
-     *
-     * <pre>{@code
-     * pool.release();
-     * }</pre>
-     *
-     * @throws IllegalStateException on over-release; nothing changes
-     */
-    public void release() {
-        queue.release(1);
-    }
-
-    /**
-     * Gives back {@code permits} permits; the requests served next are granted as soon as they fit.
-     *
-     * <pre>{@code
-     * pool.release(2);
-     * }</pre>
-     *
-     * @param permits how many, at least 1
-     * @throws IllegalArgumentException if {@code permits < 1}
-     * @throws IllegalStateException on over-release; nothing changes
-     */
-    public void release(int permits) {
-        QueueFront.checkPermits(permits);
-        queue.release(permits);
-    }
-
-    /**
      * {@link #withPermit(int, int, Supplier)} with priority 0 and one permit.
      *
      * <pre>{@code
@@ -355,32 +325,6 @@ public final class AsyncPrioritySemaphore {
     }
 
     /**
-     * The permits free right now (a snapshot; negative while a reduction is repaid).
-     *
-     * <pre>{@code
-     * int free = pool.availablePermits();
-     * }</pre>
-     *
-     * @return the free permits
-     */
-    public int availablePermits() {
-        return queue.getAvailablePermits();
-    }
-
-    /**
-     * The number of requests in line, all priorities and front-ends together (a snapshot).
-     *
-     * <pre>{@code
-     * int waiting = pool.queueLength();
-     * }</pre>
-     *
-     * @return the number of queued requests
-     */
-    public int queueLength() {
-        return queue.getQueueLength();
-    }
-
-    /**
      * The number of requests in line with base priority {@code priority} (a snapshot).
      *
      * <pre>{@code
@@ -394,85 +338,4 @@ public final class AsyncPrioritySemaphore {
         return queue.queueLength(priority);
     }
 
-    /**
-     * True once closed.
-     *
-     * <pre>{@code
-     * boolean down = pool.isClosed();
-     * }</pre>
-     *
-     * @return whether closed
-     */
-    public boolean isClosed() {
-        return queue.isClosed();
-    }
-
-    /**
-     * Adds {@code permits} permits to the total.
-     *
-     * <pre>{@code
-     * pool.addPermits(1);
-     * }</pre>
-     *
-     * @param permits how many, at least 1
-     * @throws IllegalArgumentException if {@code permits < 1} or the total would overflow
-     */
-    public void addPermits(int permits) {
-        QueueFront.checkPermits(permits);
-        queue.addPermits(permits);
-    }
-
-    /**
-     * Removes {@code permits} permits from the total without waiting for holders.
-     *
-     * <pre>{@code
-     * pool.reducePermits(1);
-     * }</pre>
-     *
-     * @param permits how many, at least 1 and at most the total
-     * @throws IllegalArgumentException if {@code permits < 1} or more than the total
-     */
-    public void reducePermits(int permits) {
-        QueueFront.checkPermits(permits);
-        queue.reducePermits(permits);
-    }
-
-    /**
-     * Takes every free permit now and returns how many.
-     *
-     * <pre>{@code
-     * int taken = pool.drainPermits();
-     * }</pre>
-     *
-     * @return the number taken
-     */
-    public int drainPermits() {
-        return queue.drainPermits();
-    }
-
-    /**
-     * Closes it: queued requests fail with {@link SemaphoreClosedException} carrying {@code cause}, later
-     * acquisitions fail too; holders can still release. A second call does nothing.
-     *
-     * <pre>{@code
-     * pool.close(null);
-     * }</pre>
-     *
-     * @param cause the reason, or null
-     */
-    public void close(@Nullable Throwable cause) {
-        queue.close(cause);
-    }
-
-    /**
-     * Describes the state.
-     *
-     * <pre>{@code
-     * log.debug("{}", pool);
-     * }</pre>
-     */
-    @Override
-    public String toString() {
-        return NAME + "(" + queue + ")";
-    }
 }

@@ -46,16 +46,15 @@ import org.jspecify.annotations.Nullable;
  * batch waits for it. Use the {@code ...Async} variants to move work elsewhere. Long chains of
  * dependents that release synchronously are stack-safe.
  */
-public final class AsyncSemaphore {
+public final class AsyncSemaphore extends AsyncPermitPool {
     private static final String NAME = "AsyncSemaphore";
 
     private final Semaphore kotlin;
-    private final WaiterQueue queue;
     private final QueueFront front;
 
     private AsyncSemaphore(Semaphore kotlin, WaiterQueue queue) {
+        super(queue, NAME);
         this.kotlin = kotlin;
-        this.queue = queue;
         this.front = new QueueFront(
                 queue,
                 (permits, priority, owner) -> queue.tryAcquire(permits, 0),
@@ -237,36 +236,6 @@ public final class AsyncSemaphore {
     }
 
     /**
-     * Gives back one permit taken with {@link #tryAcquire()} (or by Kotlin code). Permits received as a
-     * {@link Permit} are given back with {@link Permit#close()} instead.
-     *
-     * <pre>{@code
-     * semaphore.release();
-     * }</pre>
-     *
-     * @throws IllegalStateException if more permits would be free than exist (over-release); nothing changes
-     */
-    public void release() {
-        queue.release(1);
-    }
-
-    /**
-     * Gives back {@code permits} permits; the waiters first in line are granted as soon as they fit.
-     *
-     * <pre>{@code
-     * semaphore.release(3);
-     * }</pre>
-     *
-     * @param permits how many, at least 1
-     * @throws IllegalArgumentException if {@code permits < 1}
-     * @throws IllegalStateException if more permits would be free than exist (over-release); nothing changes
-     */
-    public void release(int permits) {
-        QueueFront.checkPermits(permits);
-        queue.release(permits);
-    }
-
-    /**
      * Acquires one permit, runs {@code action}, and releases the permit when the stage the action returns
      * completes, normally or exceptionally. See {@link #withPermit(int, Supplier)}.
      *
@@ -384,114 +353,4 @@ public final class AsyncSemaphore {
         return Optional.ofNullable(front.acquireBlocking(permits, 0, null, nanos));
     }
 
-    /**
-     * The permits free right now (a snapshot); negative while {@link #reducePermits(int)} debt is repaid.
-     *
-     * <pre>{@code
-     * metrics.gauge("free", semaphore.availablePermits());
-     * }</pre>
-     *
-     * @return the number of free permits
-     */
-    public int availablePermits() {
-        return queue.getAvailablePermits();
-    }
-
-    /**
-     * The number of waiters in line right now: futures, blocked threads and coroutines (a snapshot).
-     *
-     * <pre>{@code
-     * if (semaphore.queueLength() > 100) shedLoad();
-     * }</pre>
-     *
-     * @return the number of queued requests
-     */
-    public int queueLength() {
-        return queue.getQueueLength();
-    }
-
-    /**
-     * True once {@link #close(Throwable)} was called (from Java or Kotlin).
-     *
-     * <pre>{@code
-     * if (!semaphore.isClosed()) submit(job);
-     * }</pre>
-     *
-     * @return whether the semaphore is closed
-     */
-    public boolean isClosed() {
-        return queue.isClosed();
-    }
-
-    /**
-     * Adds {@code permits} permits to the total; waiters that now fit are granted.
-     *
-     * <pre>{@code
-     * semaphore.addPermits(2);   // scale up
-     * }</pre>
-     *
-     * @param permits how many, at least 1
-     * @throws IllegalArgumentException if {@code permits < 1} or the total would exceed Integer.MAX_VALUE
-     */
-    public void addPermits(int permits) {
-        QueueFront.checkPermits(permits);
-        queue.addPermits(permits);
-    }
-
-    /**
-     * Removes {@code permits} permits from the total without waiting for holders (the free count may go
-     * negative; later releases repay the debt first).
-     *
-     * <pre>{@code
-     * semaphore.reducePermits(2); // scale down
-     * }</pre>
-     *
-     * @param permits how many, at least 1 and at most the current total
-     * @throws IllegalArgumentException if {@code permits < 1} or greater than the total
-     */
-    public void reducePermits(int permits) {
-        QueueFront.checkPermits(permits);
-        queue.reducePermits(permits);
-    }
-
-    /**
-     * Takes every free permit now, whoever waits, and returns how many (release them later).
-     *
-     * <pre>{@code
-     * int taken = semaphore.drainPermits();
-     * try { maintenance(); } finally { if (taken > 0) semaphore.release(taken); }
-     * }</pre>
-     *
-     * @return the number taken, 0 if none were free
-     */
-    public int drainPermits() {
-        return queue.drainPermits();
-    }
-
-    /**
-     * Closes the semaphore (for Kotlin users too): every queued request fails with
-     * {@link SemaphoreClosedException} carrying {@code cause}, and later acquisitions fail with it.
-     * Holders can still release. A second call does nothing.
-     *
-     * <pre>{@code
-     * semaphore.close(new IllegalStateException("shutting down"));
-     * }</pre>
-     *
-     * @param cause the reason, or null
-     */
-    public void close(@Nullable Throwable cause) {
-        queue.close(cause);
-    }
-
-    /**
-     * Describes the state, e.g. {@code AsyncSemaphore(WaiterQueue(available=1, total=4, queued=0, closed=false))}.
-     *
-     * <pre>{@code
-     * log.debug("limiter: {}", semaphore);
-     * }</pre>
-     */
-    @Override
-    public String toString() {
-        return NAME + "(" + queue + ")";
-    }
 }
