@@ -4,12 +4,12 @@
  * scenario stay fixed, so -Pstress runs 5x the scenarios and 5x the invocations.
  *
  *                            default (scale 1)                  -Pstress (scale 5)
- *   model checking   per test class: 5 scenarios x 100 inv.     25 scenarios x 100 inv.
+ *   model checking   per test class: 10 scenarios x 100 inv.    50 scenarios x 100 inv.
  *   stress           per test class: 10 scenarios x 1000 inv.   50 scenarios x 1000 inv.
  * Test classes: Semaphore1LincheckTest, Semaphore2LincheckTest, LockLincheckTest,
  * PrioritySemaphoreLincheckTest, each with one model-checking and one stress run; so per primitive
- * (Semaphore counts twice: 1 and 2 permits) 500 model-checking and 10,000 stress invocations by
- * default, 2,500 and 50,000 under -Pstress.
+ * (Semaphore counts twice: 1 and 2 permits) 1,000 model-checking and 10,000 stress invocations
+ * by default, 5,000 and 50,000 under -Pstress.
  *
  * Scenario shape: 3 threads x 2 operations, 1 operation before and 1 after the parallel part.
  * The fixed regression scenarios (LockRegressionTest) get 2000 model-checking invocations each
@@ -23,7 +23,7 @@ import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelChecki
 import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions
 
 /** Scenarios (iterations) of one model-checking run. */
-val MC_SCENARIOS: Int = 5 * STRESS_SCALE
+val MC_SCENARIOS: Int = 10 * STRESS_SCALE
 
 /** Invocations (interleavings) explored per model-checking scenario. */
 const val MC_INVOCATIONS: Int = 100
