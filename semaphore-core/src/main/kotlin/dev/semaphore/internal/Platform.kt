@@ -41,29 +41,13 @@ public abstract class AtomicStateCell internal constructor(initial: Long) {
     }
 }
 
-/**
- * The lock that guards the waiter lists: a [ReentrantLock] (which parks virtual threads cleanly),
- * entered after a short spin. The engine holds it for a few dozen instructions, so a thread that
- * finds it taken usually gets it within a few spins; parking at once would cost a system call to
- * sleep and another to wake, far more than the critical section itself.
- */
+/** The lock that guards the waiter lists; a [ReentrantLock], which parks virtual threads cleanly. */
 internal class EngineLock {
     private val lock = ReentrantLock()
 
-    fun lock() {
-        if (lock.tryLock()) return
-        for (i in 0 until SPINS) {
-            Thread.onSpinWait()
-            if (lock.tryLock()) return
-        }
-        lock.lock()
-    }
+    fun lock() = lock.lock()
 
     fun unlock() = lock.unlock()
-
-    private companion object {
-        const val SPINS = 100
-    }
 }
 
 /** A per-thread slot. */
