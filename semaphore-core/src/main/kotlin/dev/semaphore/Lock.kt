@@ -1,28 +1,31 @@
 /*
- * Lock: a one-permit WaiterQueue plus the holder's identity.
+ * Lock: a one-permit WaiterQueue plus the holder's identity. The engine knows nothing of owners: the
+ * holder lives here, and the Lock is the grantee (WaiterQueue.kt, W4) of every request that queues.
  *
  * Invariants (on top of WaiterQueue's):
- * L1  The queue's one permit is taken while the lock is held. `holder` is the truth for every
- *     query and the linearization point of every operation: isLocked is `holder != FREE`,
- *     holdsLock(o) is `holder === o`.
- * L2  Taking: a grant from the queue records the holder under the queue's lock (GrantTracker.onGrant),
- *     in the same step as the grant; the fast path records it right after its CAS on the permit.
- *     Giving back: unlock (and the hand-back of a cancelled grant) clears the holder by CAS first,
- *     then releases the permit.
+ * L1  The queue's one permit is taken while the lock is held. `holder` is the truth for every query
+ *     and the linearization point of every operation: FREE, NO_OWNER (taken on the fast path without
+ *     owner), an owner object (taken on the fast path by that owner), or a Hold (taken through the
+ *     queue, or by a JVM caller): one acquisition with its own identity and its owner. isLocked is
+ *     `holder != FREE`; holdsLock(o) is `ownerOf(holder) === o`.
+ * L2  Taking: a grant from the queue records its Hold under the queue's lock (Hold.granted), in the
+ *     same step as the grant; the fast path records right after its CAS on the permit. Giving back:
+ *     every unlock clears the holder by CAS first, then releases the permit, so of two racing unlocks
+ *     only one releases and the other throws; a released permit never frees someone else's lock.
  * L3  So "permit taken but holder FREE" only lasts the few instructions between those two steps of
  *     another thread. A tryLock that meets it waits (spinWait) until the other thread finishes,
  *     instead of answering false, which could not be ordered after an unlock or before a lock that
  *     is not visible yet. With that, lock, tryLock, unlock, isLocked and holdsLock are linearizable
  *     (checked by Lincheck in semaphore-verification).
- * L4  The CAS in unlock makes two racing unlocks safe: only one can clear the holder and release; the
- *     other throws IllegalStateException. A released permit can never free someone else's lock.
- * L5  A waiter granted but cancelled before it resumed clears the holder and releases (onHandBack).
+ * L4  A Hold ends exactly once: Hold.unlock clears the holder only if it is still that Hold, so a
+ *     stale handle (a Java Permit whose hold someone else ended) throws and changes nothing, however
+ *     the lock was re-acquired since. A hand-back (W3) clears its Hold the same way, and releases
+ *     only if it did (someone may have unlocked it already with unlock(null)).
  */
 package dev.semaphore
 
 import dev.semaphore.internal.AtomicRef
-import dev.semaphore.internal.GrantTracker
-import dev.semaphore.internal.InternalSemaphoreApi
+import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
@@ -104,13 +107,26 @@ public suspend inline fun <T> Lock.withLock(owner: Any? = null, action: () -> T)
     }
 }
 
-@OptIn(InternalSemaphoreApi::class)
-internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner, GrantTracker {
+/**
+ * One hold of a [Lock] taken by a caller that is not a coroutine (see `JavaBridge.kt`): [unlock] ends
+ * exactly this hold, so a stale handle can never unlock a lock that was re-acquired since.
+ */
+public interface LockHold {
+    /** The owner this hold was taken for, or null for none. */
+    public val owner: Any?
+
+    /**
+     * Unlocks, if this hold is still the lock's current one; the next waiter in line gets the lock.
+     * @throws IllegalStateException if this hold already ended (someone unlocked the lock); nothing changes.
+     */
+    public fun unlock()
+}
+
+internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
     override val waiterQueue: WaiterQueue = WaiterQueue.fifo(1)
     private val holder = AtomicRef<Any>(FREE)
 
     init {
-        waiterQueue.tracker = this
         if (locked) {
             waiterQueue.tryAcquire(1)
             holder.store(NO_OWNER)
@@ -121,17 +137,20 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner, GrantTracker 
     override val queueLength: Int get() = waiterQueue.queueLength
 
     override suspend fun lock(owner: Any?) {
-        if (!tryLock(owner)) waiterQueue.acquireSuspending(1, 0, owner)
+        if (!tryLock(owner)) waiterQueue.acquireSuspending(1, 0, Hold(owner))
     }
 
-    override fun tryLock(owner: Any?): Boolean {
+    override fun tryLock(owner: Any?): Boolean = tryTake(owner, owner ?: NO_OWNER)
+
+    /** The fast path: takes the lock for [owner] if it is free and nobody waits, recording [record] (L2, L3). */
+    fun tryTake(owner: Any?, record: Any): Boolean {
         var step = 0
         while (true) {
             val h = holder.load()
-            check(owner == null || h !== owner) { "the lock is already held by $owner; Lock is not reentrant" }
+            check(owner == null || ownerOf(h) !== owner) { "the lock is already held by $owner; Lock is not reentrant" }
             if (h !== FREE) return false
             if (waiterQueue.tryAcquire(1)) {
-                holder.store(owner ?: NO_OWNER)
+                holder.store(record)
                 return true
             }
             // The permit is taken but no holder is recorded: another thread is between its two steps (L3).
@@ -139,37 +158,56 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner, GrantTracker 
         }
     }
 
-    override suspend fun tryLock(owner: Any?, timeout: Duration): Boolean =
-        tryLock(owner) || waiterQueue.acquireWithin(1, 0, owner, timeout) { unlock(owner) }
+    override suspend fun tryLock(owner: Any?, timeout: Duration): Boolean {
+        if (tryLock(owner)) return true
+        val hold = Hold(owner)
+        return waiterQueue.acquireWithin(1, 0, hold, timeout) { hold.unlock() }
+    }
 
     override fun unlock(owner: Any?) {
         while (true) {
             val h = holder.load()
             check(h !== FREE) { "unlock of a lock that is not locked (owner=$owner)" }
-            check(owner == null || h === owner) { "the lock is held by ${describe(h)}, not by $owner" }
+            check(owner == null || ownerOf(h) === owner) { "the lock is held by ${describe(h)}, not by $owner" }
             if (holder.cas(h, FREE)) break
         }
         waiterQueue.release(1)
     }
 
-    override fun holdsLock(owner: Any): Boolean = holder.load() === owner
-
-    override fun onGrant(w: PermitWaiter) = holder.store(w.owner ?: NO_OWNER)
-
-    override fun onHandBack(w: PermitWaiter) {
-        holder.cas(w.owner ?: NO_OWNER, FREE)
-    }
+    override fun holdsLock(owner: Any): Boolean = ownerOf(holder.load()) === owner
 
     override fun toString(): String = "Lock(holder=${describe(holder.load())}, queued=$queueLength)"
+
+    /** One acquisition through the queue or by a JVM caller, with an identity of its own (L1, L4). */
+    inner class Hold(override val owner: Any?) : LockHold, Grantee {
+        override fun granted(w: PermitWaiter) = holder.store(this)
+
+        override fun handBack(w: PermitWaiter) {
+            if (holder.cas(this, FREE)) waiterQueue.release(1)
+        }
+
+        override fun unlock() {
+            check(holder.cas(this, FREE)) { "this hold of the lock has already ended: the lock is held by ${describe(holder.load())}" }
+            waiterQueue.release(1)
+        }
+
+        override fun toString(): String = "LockHold(owner=$owner)"
+    }
 
     private companion object {
         val FREE = Any()
         val NO_OWNER = Any()
 
+        fun ownerOf(h: Any): Any? = when {
+            h is Hold -> h.owner
+            h === FREE || h === NO_OWNER -> null
+            else -> h
+        }
+
         fun describe(h: Any): String = when {
             h === FREE -> "nobody"
-            h === NO_OWNER -> "a caller without owner"
-            else -> h.toString()
+            ownerOf(h) == null -> "a caller without owner"
+            else -> ownerOf(h).toString()
         }
     }
 }

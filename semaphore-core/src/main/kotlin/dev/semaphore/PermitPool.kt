@@ -1,6 +1,7 @@
 package dev.semaphore
 
-import dev.semaphore.internal.InternalSemaphoreApi
+import dev.semaphore.internal.Grantee
+import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
 
@@ -65,9 +66,12 @@ public interface PermitPool {
     public fun close(cause: Throwable? = null)
 }
 
-/** The [PermitPool] half of every engine-backed semaphore: plain delegation to its [WaiterQueue]. */
-@OptIn(InternalSemaphoreApi::class)
-internal abstract class QueueBackedPool(final override val waiterQueue: WaiterQueue) : PermitPool, WaiterQueueOwner {
+/**
+ * The [PermitPool] half of every engine-backed semaphore: plain delegation to its [WaiterQueue]. A
+ * semaphore is the grantee of its own waiters (W4): nothing to record at a grant, and a hand-back is a release.
+ */
+internal abstract class QueueBackedPool(final override val waiterQueue: WaiterQueue) :
+    PermitPool, WaiterQueueOwner, Grantee {
     final override val availablePermits: Int get() = waiterQueue.availablePermits
     final override val queueLength: Int get() = waiterQueue.queueLength
     final override val isClosed: Boolean get() = waiterQueue.isClosed
@@ -77,4 +81,8 @@ internal abstract class QueueBackedPool(final override val waiterQueue: WaiterQu
     final override fun reducePermits(permits: Int) = waiterQueue.reducePermits(permits)
     final override fun drainPermits(): Int = waiterQueue.drainPermits()
     final override fun close(cause: Throwable?) = waiterQueue.close(cause)
+
+    final override fun granted(w: PermitWaiter) {}
+
+    final override fun handBack(w: PermitWaiter) = waiterQueue.release(w.permits)
 }

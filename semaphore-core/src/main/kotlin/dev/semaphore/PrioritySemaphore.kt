@@ -1,6 +1,5 @@
 package dev.semaphore
 
-import dev.semaphore.internal.InternalSemaphoreApi
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
@@ -86,7 +85,6 @@ public suspend inline fun <T> PrioritySemaphore.withPermit(priority: Int = 0, pe
     }
 }
 
-@OptIn(InternalSemaphoreApi::class)
 internal class PrioritySemaphoreImpl(
     permits: Int,
     aging: Duration?,
@@ -95,14 +93,14 @@ internal class PrioritySemaphoreImpl(
     override fun queueLength(priority: Int): Int = waiterQueue.queueLength(priority)
 
     override suspend fun acquire(priority: Int, permits: Int) {
-        if (!waiterQueue.tryAcquire(permits, priority)) waiterQueue.acquireSuspending(permits, priority, null)
+        if (!waiterQueue.tryAcquire(permits, priority)) waiterQueue.acquireSuspending(permits, priority, this)
     }
 
     override fun tryAcquire(priority: Int, permits: Int): Boolean = waiterQueue.tryAcquire(permits, priority)
 
     override suspend fun tryAcquire(priority: Int, permits: Int, timeout: Duration): Boolean =
         waiterQueue.tryAcquire(permits, priority) ||
-            waiterQueue.acquireWithin(permits, priority, null, timeout) { waiterQueue.release(permits) }
+            waiterQueue.acquireWithin(permits, priority, this, timeout) { waiterQueue.release(permits) }
 
     override fun toString(): String = "PrioritySemaphore($waiterQueue)"
 }

@@ -1,6 +1,5 @@
 package dev.semaphore
 
-import dev.semaphore.internal.InternalSemaphoreApi
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
@@ -87,17 +86,16 @@ public suspend inline fun <T> Semaphore.withPermit(permits: Int = 1, action: () 
     }
 }
 
-@OptIn(InternalSemaphoreApi::class)
 internal class SemaphoreImpl(permits: Int) : QueueBackedPool(WaiterQueue.fifo(permits)), Semaphore {
     override suspend fun acquire(permits: Int) {
-        if (!waiterQueue.tryAcquire(permits)) waiterQueue.acquireSuspending(permits, 0, null)
+        if (!waiterQueue.tryAcquire(permits)) waiterQueue.acquireSuspending(permits, 0, this)
     }
 
     override fun tryAcquire(permits: Int): Boolean = waiterQueue.tryAcquire(permits)
 
     override suspend fun tryAcquire(permits: Int, timeout: Duration): Boolean =
         waiterQueue.tryAcquire(permits) ||
-            waiterQueue.acquireWithin(permits, 0, null, timeout) { waiterQueue.release(permits) }
+            waiterQueue.acquireWithin(permits, 0, this, timeout) { waiterQueue.release(permits) }
 
     override fun toString(): String = "Semaphore($waiterQueue)"
 }

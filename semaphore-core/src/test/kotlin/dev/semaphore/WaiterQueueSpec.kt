@@ -1,8 +1,8 @@
 package dev.semaphore
 
+import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.WaiterQueue
-import dev.semaphore.internal.WaiterQueueOwner
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -10,11 +10,16 @@ import java.util.concurrent.CountDownLatch
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.concurrent.thread
 
-/** A non-suspending waiter, as another front-end (the Java module) would write one. */
-private class RecordingWaiter(permits: Int, priority: Int = 0, val onGrant: (RecordingWaiter) -> Unit = {}) :
-    PermitWaiter(permits, priority) {
+/** A bare waiter of the engine: it always claims, and records its callbacks. */
+private class RecordingWaiter(
+    q: WaiterQueue,
+    permits: Int,
+    priority: Int = 0,
+    val onGrant: (RecordingWaiter) -> Unit = {},
+) : PermitWaiter(q, permits, priority, ReleasingGrantee) {
     var granted = 0
     var failed: Throwable? = null
+    override fun tryClaim(): Boolean = true
     override fun onGranted() {
         granted++
         onGrant(this)
@@ -24,17 +29,23 @@ private class RecordingWaiter(permits: Int, priority: Int = 0, val onGrant: (Rec
     }
 }
 
-private fun queueOf(permits: Int): WaiterQueue = (Semaphore(permits) as WaiterQueueOwner).waiterQueue
+/** A grantee as a semaphore is one: nothing to record, and a hand-back is a release. */
+private object ReleasingGrantee : Grantee {
+    override fun granted(w: PermitWaiter) {}
+    override fun handBack(w: PermitWaiter) = w.queue.release(w.permits)
+}
 
-/** The engine's SPI, as the Java module uses it. */
+private fun queueOf(permits: Int): WaiterQueue = (Semaphore(permits) as QueueBackedPool).waiterQueue
+
+/** The engine's waiter interface (WaiterQueue.kt, W1..W4), with a bare waiter. */
 class WaiterQueueSpec : FunSpec({
     test("enqueue grants at once when free and nobody waits (no callback), else queues") {
         val q = queueOf(2)
-        val a = RecordingWaiter(2)
+        val a = RecordingWaiter(q, 2)
         q.enqueue(a) shouldBe true
         a.granted shouldBe 0 // the caller holds the permits; no callback
-        a.isGranted shouldBe true
-        val b = RecordingWaiter(1)
+        a.status shouldBe PermitWaiter.GRANTED
+        val b = RecordingWaiter(q, 1)
         q.enqueue(b) shouldBe false
         q.queueLength shouldBe 1
         q.release(2)
@@ -44,16 +55,16 @@ class WaiterQueueSpec : FunSpec({
 
     test("a waiter is used once") {
         val q = queueOf(1)
-        val a = RecordingWaiter(1)
+        val a = RecordingWaiter(q, 1)
         q.enqueue(a)
         shouldThrow<IllegalStateException> { q.enqueue(a) }
     }
 
-    test("cancel: true while queued, false once granted, and then handBack returns the permits") {
+    test("cancel: true while queued, false once granted, and then a hand-back returns the permits") {
         val q = queueOf(1)
         q.tryAcquire(1, 0) shouldBe true
-        val a = RecordingWaiter(1)
-        val b = RecordingWaiter(1)
+        val a = RecordingWaiter(q, 1)
+        val b = RecordingWaiter(q, 1)
         q.enqueue(a) shouldBe false
         q.enqueue(b) shouldBe false
         q.cancel(b) shouldBe true
@@ -62,20 +73,20 @@ class WaiterQueueSpec : FunSpec({
         q.cancel(a) shouldBe false // the grant won
         a.granted shouldBe 1
         b.granted shouldBe 0
-        q.handBack(a)
+        a.handBack()
         q.availablePermits shouldBe 1
         q.queueLength shouldBe 0
-        shouldThrow<IllegalStateException> { q.handBack(b) } // never granted
+        shouldThrow<IllegalStateException> { b.handBack() } // never granted
     }
 
     test("close fails queued waiters through onFailed, outside the lock") {
         val q = queueOf(1)
         q.tryAcquire(1, 0)
-        val a = RecordingWaiter(1)
+        val a = RecordingWaiter(q, 1)
         q.enqueue(a)
         q.close(null)
         (a.failed is SemaphoreClosedException) shouldBe true
-        a.isGranted shouldBe false
+        a.status shouldBe PermitWaiter.FAILED
     }
 
     test("stack safety: 100,000 waiters each releasing from its own grant callback, on a 256 KiB stack") {
@@ -83,7 +94,7 @@ class WaiterQueueSpec : FunSpec({
         q.tryAcquire(1, 0) shouldBe true
         val n = 100_000
         val granted = AtomicInteger()
-        val waiters = List(n) { RecordingWaiter(1) { w -> granted.incrementAndGet(); q.release(w.permits) } }
+        val waiters = List(n) { RecordingWaiter(q, 1) { w -> granted.incrementAndGet(); q.release(w.permits) } }
         waiters.forEach { q.enqueue(it) shouldBe false }
         var error: Throwable? = null
         val done = CountDownLatch(1)
@@ -108,8 +119,8 @@ class WaiterQueueSpec : FunSpec({
         val q = queueOf(2)
         q.tryAcquire(2, 0)
         var seen = -1
-        val a = RecordingWaiter(1) { seen = q.queueLength; q.tryAcquire(1, 0) shouldBe false }
-        val b = RecordingWaiter(2)
+        val a = RecordingWaiter(q, 1) { seen = q.queueLength; q.tryAcquire(1, 0) shouldBe false }
+        val b = RecordingWaiter(q, 2)
         q.enqueue(a)
         q.enqueue(b)
         q.release(1)
@@ -126,7 +137,7 @@ class WaiterQueueSpec : FunSpec({
             thread {
                 val rnd = java.util.Random(t.toLong())
                 repeat(20_000) {
-                    val w = RecordingWaiter(1 + rnd.nextInt(3)) { it2 -> q.release(it2.permits) }
+                    val w = RecordingWaiter(q, 1 + rnd.nextInt(3)) { it2 -> q.release(it2.permits) }
                     if (q.enqueue(w)) {
                         q.release(w.permits)
                     } else if (rnd.nextBoolean()) {

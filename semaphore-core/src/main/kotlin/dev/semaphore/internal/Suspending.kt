@@ -1,24 +1,18 @@
 /*
- * The suspending front-end shared by Semaphore, Lock and PrioritySemaphore: a PermitWaiter that
- * resumes a CancellableContinuation.
+ * Waiting by suspending a coroutine: the coroutine kind of waiter (WaiterQueue.kt, W1..W4), shared by
+ * Semaphore, Lock and PrioritySemaphore.
  *
- * Invariants (on top of WaiterQueue's):
- * S1  Cancelled while QUEUED: the cancellation handler calls WaiterQueue.cancel, which unlinks the
- *     waiter (and grants those behind it if they now fit).
- * S2  Granted from the queue: under the queue's lock the waiter claims its continuation with
- *     tryResume(value, onCancellation). If the coroutine is already cancelled the claim fails and the
- *     queue skips the waiter (the permits go to the next in line; the cancellation handler's cancel()
- *     then finds nothing to do). If the claim succeeds, cancellation can no longer win the state of
- *     the continuation: completeResume (outside the lock) dispatches it, and if its Job is cancelled
- *     before it runs (prompt cancellation), onCancellation hands the permits back
- *     (WaiterQueue.handBack) before the coroutine sees the CancellationException.
- *     Granted at enqueue (inside suspendCancellableCoroutine's block): resume(value, onCancellation),
- *     which hands back at once if the coroutine is already cancelled.
- *     So a grant is either returned from acquire() or handed back, never both, never neither, and the
- *     hand-back happens before a cancelled acquire() completes.
- * S3  Timed acquisition records "acquired" in the same synchronous step that acquire() returns in; a
- *     timeout or cancellation that lands after that point hands the permits back instead of
- *     dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
+ * - W1, the claim: kotlinx's tryResume(value, onCancellation) under the queue's lock; it fails if the
+ *   coroutine is already cancelled. Once it succeeds cancellation can no longer win the continuation:
+ *   completeResume (outside the lock) dispatches it.
+ * - W2: the continuation's cancellation handler calls cancel(w) while the waiter is queued.
+ * - W3: if the coroutine's Job is cancelled after the claim but before it resumes (prompt
+ *   cancellation), the onCancellation hook hands the permits back before the coroutine sees the
+ *   CancellationException. Granted at enqueue (inside suspendCancellableCoroutine's block), the
+ *   waiter resumes with the same hook, which hands back at once if the coroutine is already cancelled.
+ * - Timed acquisition (acquireWithin) records "acquired" in the same synchronous step in which
+ *   acquire() returns; a timeout or cancellation that lands after that point gives the permits back
+ *   instead of dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
  */
 package dev.semaphore.internal
 
@@ -31,20 +25,19 @@ import kotlin.coroutines.resumeWithException
 import kotlin.time.Duration
 
 /** A waiter that resumes a suspended coroutine; it is also its own cancellation handlers (no extra allocation). */
-@OptIn(InternalSemaphoreApi::class)
 private class SuspendWaiter(
-    val queue: WaiterQueue,
+    queue: WaiterQueue,
     permits: Int,
     priority: Int,
-    owner: Any?,
-) : PermitWaiter(permits, priority, owner),
+    grantee: Grantee,
+) : PermitWaiter(queue, permits, priority, grantee),
     (Throwable?) -> Unit,
     (Throwable, Any?, CoroutineContext) -> Unit {
 
     /** Set once, inside suspendCancellableCoroutine, before the waiter is offered to the queue. */
     lateinit var cont: CancellableContinuation<Any?>
 
-    /** The token of a successful claim (S2), read by onGranted after the lock is released. */
+    /** The token of a successful claim (W1), read by onGranted after the lock is released. */
     private var resumeToken: Any? = null
 
     /** This waiter as the prompt-cancellation hook of resume (typed, to pick the 3-argument overload). */
@@ -61,20 +54,18 @@ private class SuspendWaiter(
 
     override fun onFailed(cause: Throwable) = cont.resumeWithException(cause)
 
-    /** S1: the coroutine was cancelled while suspended. */
+    /** W2: the coroutine was cancelled while suspended. */
     override fun invoke(cause: Throwable?) {
         queue.cancel(this)
     }
 
-    /** S2: granted, but the coroutine was cancelled before it could take the permits. */
-    override fun invoke(cause: Throwable, value: Any?, context: CoroutineContext) {
-        queue.handBack(this)
-    }
+    /** W3: granted, but the coroutine was cancelled before it could take the permits. */
+    override fun invoke(cause: Throwable, value: Any?, context: CoroutineContext) = handBack()
 }
 
-/** Suspends until [permits] are granted (the caller already failed a fast tryAcquire). */
-internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, owner: Any?): Unit =
-    suspendForGrantAsUnit(SuspendWaiter(this, permits, priority, owner))
+/** Suspends until [permits] are granted for [grantee] (the caller already failed a fast tryAcquire). */
+internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, grantee: Grantee): Unit =
+    suspendForGrantAsUnit(SuspendWaiter(this, permits, priority, grantee))
 
 /*
  * Why the detour: with Kotlin 2.4, a Unit-returning function that contains suspendCancellableCoroutine
@@ -98,25 +89,24 @@ private val suspendForGrantAsUnit: suspend (SuspendWaiter) -> Unit =
 /**
  * Waits at most [timeout] for [permits] (the caller already failed a fast tryAcquire). True with the
  * permits held, false with nothing held. [giveBack] returns permits that were acquired when the
- * caller is cancelled at the very moment of success (S3).
+ * caller is cancelled at the very moment of success.
  */
-@OptIn(InternalSemaphoreApi::class)
 internal suspend inline fun WaiterQueue.acquireWithin(
     permits: Int,
     priority: Int,
-    owner: Any?,
+    grantee: Grantee,
     timeout: Duration,
     giveBack: () -> Unit,
 ): Boolean {
     if (!timeout.isPositive()) return false
     if (timeout.isInfinite()) {
-        acquireSuspending(permits, priority, owner)
+        acquireSuspending(permits, priority, grantee)
         return true
     }
     var acquired = false
     try {
         withTimeoutOrNull(timeout) {
-            acquireSuspending(permits, priority, owner)
+            acquireSuspending(permits, priority, grantee)
             acquired = true
         }
     } catch (e: Throwable) {

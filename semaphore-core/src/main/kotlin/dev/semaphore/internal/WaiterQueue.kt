@@ -1,7 +1,8 @@
 /*
- * THE ENGINE. Every primitive of the library (Semaphore, Lock, PrioritySemaphore, and the Java
- * module's AsyncSemaphore, AsyncLock, AsyncPrioritySemaphore) is a thin front-end over one
+ * THE ENGINE. Every primitive of the library (Semaphore, Lock, PrioritySemaphore, and through them
+ * the Java module's AsyncSemaphore, AsyncLock, AsyncPrioritySemaphore) is a thin front-end over one
  * WaiterQueue, so Kotlin coroutines, Java futures and blocked Java threads stand in one line.
+ * The engine knows permits, order and waiters; nothing here knows about locks or owners.
  *
  * STATE. One 64-bit atomic word:
  *     bit 63      SLOW: set while any waiter is queued, while the queue is closed, and while a
@@ -12,8 +13,8 @@
  *
  * INVARIANTS.
  * I1  held + available == total, where held is the sum of permits granted and not yet released.
- *     Every path that grants permits either delivers them to a live caller or hands them back
- *     through release() (handBack); nothing else changes `available`.
+ *     Every path that grants permits either delivers them to a live requester or hands them back
+ *     through release() (W3); nothing else changes `available`.
  * I2  Fast path: only while SLOW is clear may a thread change the word without the lock, and only by
  *     a single CAS that keeps SLOW clear (tryAcquire takes, release gives back). No lock, no
  *     allocation. A CAS that races with the lock holder setting SLOW fails and retries, then sees
@@ -31,19 +32,34 @@
  *     Hence at rest: no queued waiter is the head with a request that fits.
  * I6  A waiter's status moves NEW -> QUEUED -> (GRANTED | FAILED | CANCELLED), or NEW -> GRANTED
  *     (granted at enqueue), only under the lock; exactly one of grant, fail (close, or a request
- *     grown larger than the total) and cancel wins. cancel() of a waiter no longer QUEUED changes
- *     nothing and says so; the front-end then owns the outcome of the winner.
- *     Before granting a queued waiter the queue asks it to claim its requester (tryClaim, under the
- *     lock). A coroutine claims with kotlinx's tryResume: it fails if the coroutine is already
- *     cancelled (the waiter is then dropped as CANCELLED and the permits go on to the next in line),
- *     and once it succeeds no cancellation can win. So a coroutine never completes as cancelled while
- *     permits granted to it are still counted as held: a grant and a cancellation are ordered.
+ *     grown larger than the total) and cancel wins.
  * I7  Waking happens outside the lock, through a per-thread trampoline: a callback that releases
  *     again (and so grants and wakes the next waiter) queues that wake instead of recursing, so the
  *     stack stays flat however long the chain of release-in-callback is.
  * I8  After close(): every queued waiter fails with SemaphoreClosedException and every later
  *     acquisition throws it; release, resizing and the metrics keep working.
  * I9  Bad input throws before anything changes: every check runs before the first write.
+ *
+ * THE WAITER PROTOCOL: the one rule every way of waiting follows. There are three kinds of waiter,
+ * subclasses of PermitWaiter: a suspended coroutine (SuspendWaiter, Suspending.kt), a pending
+ * CompletableFuture and a parked thread (FutureWaiter and BlockingWaiter, jvmMain/.../JvmWaiters.kt).
+ * W1  Claim at grant. Before granting a queued waiter, the queue asks it, under the queue's lock, to
+ *     claim its requester (tryClaim). A requester that is already gone refuses: a cancelled
+ *     coroutine, a future that anyone already completed or cancelled, a thread that gave up. The
+ *     waiter is then dropped as CANCELLED and the permits go on to the next in line. A successful
+ *     claim commits the requester to the grant, which is delivered outside the lock (onGranted).
+ * W2  Giving up while queued: the requester's side calls cancel(w); true means w left the line with
+ *     nothing held and no callback will run. False means a grant or a failure already won (I6): a
+ *     failure holds nothing, and a grant was claimed (W1), so the permits are the requester's.
+ * W3  Prompt cancellation is the only hand-back: a requester that goes away after its successful
+ *     claim but before it takes the permits (the coroutine's Job cancelled before it resumes, the
+ *     future completed by someone else before onGranted completes it, the thread interrupted) gives
+ *     them back through PermitWaiter.handBack, which releases them. So a grant is taken by its
+ *     requester or handed back, never both, never neither.
+ * W4  The front-end on whose behalf a waiter asks is its Grantee: told of the grant under the lock
+ *     (a Lock records its holder there, in the same step as the grant), and the one that takes a
+ *     hand-back (a Lock clears that holder first). Callbacks of waiters and grantees are short, do
+ *     not throw, and do not call back into the queue while it is locked.
  */
 package dev.semaphore.internal
 
@@ -53,75 +69,63 @@ import kotlin.time.TimeMark
 import kotlin.time.TimeSource
 
 /**
- * Marks the engine's service-provider interface: public only so that the library's own front-ends
- * in other modules (the Java API) can share a queue with the Kotlin ones. It may change in any
- * release; do not use it from application code.
+ * The front-end on whose behalf a waiter asks (W4): a semaphore, or one hold of a Lock.
  */
-@RequiresOptIn(
-    level = RequiresOptIn.Level.ERROR,
-    message = "The waiter-queue SPI is internal to the semaphore library and may change without notice.",
-)
-@Retention(AnnotationRetention.BINARY)
-@Target(AnnotationTarget.CLASS, AnnotationTarget.FUNCTION, AnnotationTarget.PROPERTY, AnnotationTarget.CONSTRUCTOR)
-public annotation class InternalSemaphoreApi
+internal interface Grantee {
+    /** [w] was granted, under the queue's lock (after its claim, or at enqueue). */
+    fun granted(w: PermitWaiter)
+
+    /** [w] was granted but its requester went away before taking the permits (W3): give them back. */
+    fun handBack(w: PermitWaiter)
+}
 
 /**
  * A request for [permits] permits waiting in a [WaiterQueue]: the node of the queue's intrusive list.
- * A subclass decides how the requester is told: resume a continuation, complete a future, unpark a thread.
+ * A subclass is one kind of waiting (W1..W3): it claims its requester, and wakes it.
  *
  * A waiter is used once. The queue calls exactly one of [onGranted] or [onFailed], once, outside its
- * lock, unless [WaiterQueue.cancel] removed the waiter first (then neither). Callbacks must be short
- * and must not throw; an exception they throw reaches the thread that caused the wake.
- *
- * @property permits how many permits are requested, at least 1.
- * @property priority the priority of the request (higher is served first; FIFO queues ignore it).
- * @property owner for a lock's queue, the owner recorded when the lock is granted (null for none).
+ * lock, unless [WaiterQueue.cancel] removed the waiter first or its claim was refused (then neither).
  */
-@InternalSemaphoreApi
-public abstract class PermitWaiter @JvmOverloads constructor(
+internal abstract class PermitWaiter(
+    val queue: WaiterQueue,
     permits: Int,
-    public val priority: Int = 0,
-    public val owner: Any? = null,
+    val priority: Int,
+    val grantee: Grantee,
 ) {
     /** The number of permits requested. */
-    public val permits: Int = checkPermitCount(permits)
+    val permits: Int = checkPermitCount(permits)
 
-    internal var prev: PermitWaiter? = null
+    var prev: PermitWaiter? = null
 
     /** The next waiter in its list while queued; once granted or failed (unlinked), the next in the wake chain. */
-    internal var next: PermitWaiter? = null
-    internal var list: WaiterList? = null
-    internal var enqueuedAt: Long = 0L
-    internal var failure: Throwable? = null
+    var next: PermitWaiter? = null
+    var list: WaiterList? = null
+    var enqueuedAt: Long = 0L
+    var failure: Throwable? = null
 
     @Volatile
-    internal var status: Int = NEW
+    var status: Int = NEW
 
-    /** True once the queue granted this waiter its permits (they are then the requester's to use or hand back). */
-    public val isGranted: Boolean get() = status == GRANTED
-
-    /**
-     * Called under the queue's lock just before this queued waiter would be granted: return false if
-     * its requester is already gone (a cancelled coroutine), and the queue then drops it as cancelled
-     * and offers the permits to the next in line; return true to commit the requester to the grant,
-     * so that no cancellation can win any more. Must be quick and must not call back into the queue.
-     * The default claims unconditionally (the front-end then settles races with [WaiterQueue.handBack]).
-     */
-    protected open fun tryClaim(): Boolean = true
+    /** W1: under the queue's lock; false if the requester is gone. Quick, and must not touch the queue. */
+    abstract fun tryClaim(): Boolean
 
     /** Called once, outside the queue's lock, after the permits were granted to this waiter. */
-    protected abstract fun onGranted()
+    abstract fun onGranted()
 
-    /** Called once, outside the queue's lock, when the request failed (the queue was closed, say); nothing is held. */
-    protected abstract fun onFailed(cause: Throwable)
+    /** Called once, outside the queue's lock, when the request failed (closed, say); nothing is held. */
+    abstract fun onFailed(cause: Throwable)
 
-    internal fun claim(): Boolean = tryClaim()
+    /** W3: the requester went away after a successful claim; the permits go back through the grantee. */
+    fun handBack() {
+        check(status == GRANTED) { "only a granted waiter can hand its permits back" }
+        grantee.handBack(this)
+    }
 
-    internal fun deliver() {
+    fun deliver() {
         if (status == GRANTED) onGranted() else onFailed(failure!!)
     }
 
-    internal companion object {
+    companion object {
         const val NEW = 0
         const val QUEUED = 1
         const val GRANTED = 2
@@ -130,21 +134,11 @@ public abstract class PermitWaiter @JvmOverloads constructor(
     }
 }
 
-/** Hooks a front-end (the Lock) uses to keep its own state in step with grants. Called under the queue's lock. */
-internal interface GrantTracker {
-    /** [w] was just granted its permits, under the queue's lock. */
-    fun onGrant(w: PermitWaiter)
-
-    /** [w] was granted but its requester is gone; called just before its permits are released. */
-    fun onHandBack(w: PermitWaiter)
-}
-
 /**
  * The one engine: a permit count and a queue of [PermitWaiter]s. See the invariants at the top of
  * this file. All counts must be at least 1; every method checks its input before changing anything.
  */
-@InternalSemaphoreApi
-public class WaiterQueue internal constructor(
+internal class WaiterQueue(
     initialPermits: Int,
     private val order: WaitOrder,
     timeSource: TimeSource? = null,
@@ -159,8 +153,6 @@ public class WaiterQueue internal constructor(
     @Volatile
     private var queued = 0
 
-    internal var tracker: GrantTracker? = null
-
     // The word's fields while frozen (lock held, I3), and the waiters to wake after unlocking.
     private var wTotal = 0
     private var wAvail = 0
@@ -168,26 +160,26 @@ public class WaiterQueue internal constructor(
     private var wakeTail: PermitWaiter? = null
 
     /** Permits free now; negative while reducePermits' debt is being repaid. */
-    public val availablePermits: Int get() = avail(load())
+    val availablePermits: Int get() = avail(load())
 
     /** Permits that exist: held plus available. */
-    public val totalPermits: Int get() = total(load())
+    val totalPermits: Int get() = total(load())
 
     /** Number of waiters queued. */
-    public val queueLength: Int get() = queued
+    val queueLength: Int get() = queued
 
     /** True after [close]. */
-    public val isClosed: Boolean get() = closed
+    val isClosed: Boolean get() = closed
 
     /** Number of waiters queued with base priority [priority]. */
-    public fun queueLength(priority: Int): Int = locked { order.countAt(priority) }
+    fun queueLength(priority: Int): Int = locked { order.countAt(priority) }
 
     /**
      * Takes [permits] now if they are free and no queued waiter should be served first; false otherwise.
      * @throws IllegalArgumentException if [permits] < 1 or exceeds the total.
      * @throws SemaphoreClosedException if closed.
      */
-    public fun tryAcquire(permits: Int, priority: Int = 0): Boolean {
+    fun tryAcquire(permits: Int, priority: Int = 0): Boolean {
         checkPermitCount(permits)
         while (true) {
             val s = load()
@@ -219,14 +211,14 @@ public class WaiterQueue internal constructor(
 
     /**
      * Offers [waiter] to the queue. Returns true if it was granted at once: the caller then holds the
-     * permits, and [PermitWaiter.onGranted] will NOT be called. Returns false if it was queued: one of
+     * permits, and [PermitWaiter.onGranted] will NOT be called (nor tryClaim: the requester is present). Returns false if it was queued: one of
      * its callbacks will be called later (possibly before this method returns, on another thread),
      * unless [cancel] removes it first.
      * @throws IllegalArgumentException if the request exceeds the total (nothing is queued).
      * @throws SemaphoreClosedException if closed (nothing is queued).
      * @throws IllegalStateException if [waiter] was offered before.
      */
-    public fun enqueue(waiter: PermitWaiter): Boolean {
+    fun enqueue(waiter: PermitWaiter): Boolean {
         check(waiter.status == PermitWaiter.NEW) { "this waiter was already offered to a queue" }
         return locked {
             checkOpen()
@@ -235,7 +227,7 @@ public class WaiterQueue internal constructor(
             if (wAvail >= waiter.permits && order.newcomerLeads(waiter.priority, now)) {
                 wAvail -= waiter.permits
                 waiter.status = PermitWaiter.GRANTED
-                tracker?.onGrant(waiter)
+                waiter.grantee.granted(waiter)
                 true
             } else {
                 order.add(waiter, now)
@@ -247,11 +239,10 @@ public class WaiterQueue internal constructor(
 
     /**
      * Removes a queued [waiter]; true if it was removed (nothing is held and no callback will run).
-     * False if it was already granted, failed or cancelled: then the grant or failure stands, and a
-     * granted waiter's front-end must deliver the permits or [handBack] them. If the removal lets the
-     * waiters behind fit, they are granted at once.
+     * False if it was already granted, failed or cancelled: then the grant or failure stands (W2). If
+     * the removal lets the waiters behind fit, they are granted at once.
      */
-    public fun cancel(waiter: PermitWaiter): Boolean {
+    fun cancel(waiter: PermitWaiter): Boolean {
         if (waiter.status != PermitWaiter.QUEUED) return false
         return locked {
             if (waiter.status != PermitWaiter.QUEUED) {
@@ -265,19 +256,12 @@ public class WaiterQueue internal constructor(
         }
     }
 
-    /** Returns the permits of a granted [waiter] whose requester is gone (cancelled in the same instant). */
-    public fun handBack(waiter: PermitWaiter) {
-        check(waiter.status == PermitWaiter.GRANTED) { "only a granted waiter can hand its permits back" }
-        tracker?.onHandBack(waiter)
-        release(waiter.permits)
-    }
-
     /**
      * Gives back [permits]; waiters that now fit are granted, in order.
      * @throws IllegalArgumentException if [permits] < 1.
      * @throws IllegalStateException if that would make more permits available than exist (over-release).
      */
-    public fun release(permits: Int) {
+    fun release(permits: Int) {
         checkPermitCount(permits)
         while (true) {
             val s = load()
@@ -300,7 +284,7 @@ public class WaiterQueue internal constructor(
     }
 
     /** Adds [permits] to the total and to the available count; waiters that now fit are granted. */
-    public fun addPermits(permits: Int) {
+    fun addPermits(permits: Int) {
         checkPermitCount(permits)
         locked {
             require(wTotal.toLong() + permits <= Int.MAX_VALUE) {
@@ -317,7 +301,7 @@ public class WaiterQueue internal constructor(
      * debt is repaid by later releases before anyone is granted. A queued waiter whose request now
      * exceeds the total fails with IllegalStateException when it reaches the head of the line.
      */
-    public fun reducePermits(permits: Int) {
+    fun reducePermits(permits: Int) {
         checkPermitCount(permits)
         locked {
             require(permits <= wTotal) { "cannot reduce by $permits permits: the total is only $wTotal" }
@@ -328,7 +312,7 @@ public class WaiterQueue internal constructor(
     }
 
     /** Takes every available permit now (regardless of waiters) and returns how many; 0 if none or in debt. */
-    public fun drainPermits(): Int = locked {
+    fun drainPermits(): Int = locked {
         val taken = if (wAvail > 0) wAvail else 0
         wAvail -= taken
         taken
@@ -338,7 +322,7 @@ public class WaiterQueue internal constructor(
      * Closes the queue: every queued waiter fails with [SemaphoreClosedException] carrying [cause], and
      * every later acquisition throws it. Holders may still release. A second call does nothing.
      */
-    public fun close(cause: Throwable?) {
+    fun close(cause: Throwable?) {
         locked {
             if (!closed) {
                 closeCause = cause
@@ -381,13 +365,13 @@ public class WaiterQueue internal constructor(
             }
             if (w.permits > wAvail) return
             order.remove(w)
-            if (!w.claim()) {
+            if (!w.tryClaim()) { // W1
                 w.status = PermitWaiter.CANCELLED // its requester is gone; its cancel() will find nothing to do
                 continue
             }
             wAvail -= w.permits
             w.status = PermitWaiter.GRANTED
-            tracker?.onGrant(w)
+            w.grantee.granted(w) // W4
             appendWake(w)
         }
     }
@@ -436,7 +420,7 @@ public class WaiterQueue internal constructor(
         }
     }
 
-    internal companion object {
+    companion object {
         private const val SLOW: Long = Long.MIN_VALUE
 
         fun avail(s: Long): Int = s.toInt()

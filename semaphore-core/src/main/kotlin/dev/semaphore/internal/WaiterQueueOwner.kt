@@ -2,11 +2,15 @@ package dev.semaphore.internal
 
 /**
  * Implemented by the engine-backed primitives ([dev.semaphore.Semaphore], [dev.semaphore.Lock],
- * [dev.semaphore.PrioritySemaphore] made by the library's factories) so that the library's other
- * front-ends (the Java API) can queue on the same [WaiterQueue]. Part of the internal SPI.
+ * [dev.semaphore.PrioritySemaphore] made by the library's factories): the queue that every way of
+ * waiting for this primitive (coroutines, futures, threads) shares.
  */
-@InternalSemaphoreApi
-public interface WaiterQueueOwner {
+internal interface WaiterQueueOwner {
     /** The queue every front-end of this primitive shares. */
-    public val waiterQueue: WaiterQueue
+    val waiterQueue: WaiterQueue
 }
+
+/** The error for a primitive that another implementation of the interface made: it has no queue to share. */
+internal fun notEngineBacked(primitive: Any): IllegalArgumentException = IllegalArgumentException(
+    "$primitive (${primitive::class.qualifiedName}) is not made by the dev.semaphore factories, so it has no waiter queue to share",
+)

@@ -1,261 +1,145 @@
 package dev.semaphore.async;
 
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
+import dev.semaphore.JavaBridge;
 import dev.semaphore.Lock;
+import dev.semaphore.LockHold;
 import dev.semaphore.LockKt;
-import dev.semaphore.internal.WaiterQueue;
-import dev.semaphore.internal.WaiterQueueOwner;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import kotlin.jvm.functions.Function1;
 import org.jspecify.annotations.Nullable;
 
 /**
  * A fair, non-reentrant mutual-exclusion lock for Java: the lock comes as a future of a {@link Permit}
- * (closing it unlocks), or from blocking calls for plain and virtual threads. It is a view of a Kotlin
- * {@link dev.semaphore.Lock}: coroutines, futures and blocked threads wait in one first-come,
- * first-served line.
+ * (closing it unlocks), or from blocking calls. It is a view of a Kotlin {@link Lock}: coroutines,
+ * futures and blocked threads wait in one line, under the <a href="package-summary.html#fairness">rules
+ * of the package</a>.
  *
- * <p><b>Owners.</b> The {@code owner} variants record who holds the lock (any object, compared by
- * identity), as the Kotlin Lock does: locking again with the owner that holds it throws
- * {@link IllegalStateException} instead of deadlocking, and {@link #unlock(Object)} with another owner
- * throws. Kotlin code sees the same holder through {@code holdsLock(owner)}. The variants without an
- * owner do no such checks.
+ * <p><b>Holds.</b> Each {@code Permit} stands for one hold of the lock: closing it unlocks that hold
+ * only, and throws {@link IllegalStateException} (changing nothing) if someone already ended it, however
+ * the lock was taken again since. <b>Owners.</b> The {@code owner} variants record who holds the lock
+ * (any object, compared by identity), as the Kotlin Lock does: locking again with the owner that holds
+ * it throws {@link IllegalStateException} instead of deadlocking, {@link #unlock(Object)} with another
+ * owner throws, and Kotlin code sees the holder through {@code holdsLock(owner)}.
  *
  * <pre>{@code
  * AsyncLock lock = AsyncLock.create();
- * CompletableFuture<Void> saved = lock.withLock(() -> repository.saveAsync(order));
- *
- * try (Permit held = lock.lockBlocking()) {          // on a (virtual) thread
- *     balance -= amount;
+ * CompletableFuture<Integer> saved = lock.withLock(() -> save(order));
+ * try (Permit held = lock.lockBlocking()) {        // on a plain or virtual thread
+ *     balance -= 10;
  * }
  * }</pre>
- *
- * <p>Cancellation, timeouts and threads behave as in {@link AsyncSemaphore}: a request cancelled or timed
- * out leaves the line, and a lock granted in that same instant is passed to the next waiter.
  */
 public final class AsyncLock {
-    private static final String NAME = "AsyncLock";
+    private static final Function1<LockHold, Permit> NEW_PERMIT = Permit::new;
 
     private final Lock kotlin;
-    private final WaiterQueue queue;
-    private final QueueFront front;
 
-    private AsyncLock(Lock kotlin, WaiterQueue queue) {
+    private AsyncLock(Lock kotlin) {
         this.kotlin = kotlin;
-        this.queue = queue;
-        this.front = new QueueFront(
-                queue,
-                (permits, priority, owner) -> kotlin.tryLock(owner),
-                (permits, owner) -> new Permit(1, n -> kotlin.unlock(owner), NAME));
     }
 
-    /**
-     * Creates an unlocked lock.
-     *
-     * <pre>{@code
-     * AsyncLock lock = AsyncLock.create();
-     * }</pre>
-     *
-     * @return a new lock
-     */
+    /** @return a new, unlocked lock */
     public static AsyncLock create() {
         return create(false);
     }
 
     /**
-     * Creates a lock, already held (without owner) if {@code locked} is true; then {@link #unlock()} frees it.
-     *
-     * <pre>{@code
-     * AsyncLock gate = AsyncLock.create(true);   // closed until initialization is done
-     * initialize().thenRun(gate::unlock);
-     * }</pre>
-     *
-     * @param locked whether it starts held
+     * @param locked whether it starts held (without owner; {@link #unlock()} frees it)
      * @return a new lock
      */
     public static AsyncLock create(boolean locked) {
-        return of(LockKt.Lock(locked));
+        return new AsyncLock(LockKt.Lock(locked));
     }
 
     /**
-     * Wraps a Kotlin lock so Java and Kotlin code exclude each other through one line.
-     *
-     * <pre>{@code
-     * // Kotlin: val accountLock = Lock()
-     * AsyncLock accountLock = AsyncLock.of(KotlinAccounts.getAccountLock());
-     * }</pre>
-     *
-     * @param shared a lock made by the Kotlin factory {@code Lock()}
-     * @return a Java view of {@code shared}
-     * @throws NullPointerException if {@code shared} is null
-     * @throws IllegalArgumentException if {@code shared} is not backed by the library's engine
+     * @param shared a Kotlin lock (waiting needs one made by the library's {@code Lock()} factory)
+     * @return a Java view of {@code shared}: Java and Kotlin code exclude each other through one line
      */
     public static AsyncLock of(Lock shared) {
-        Objects.requireNonNull(shared, "shared must not be null");
-        if (!(shared instanceof WaiterQueueOwner)) {
-            throw new IllegalArgumentException("cannot share a queue with " + shared
-                    + " (" + shared.getClass().getName() + "): it is not made by dev.semaphore's Lock() factory");
-        }
-        return new AsyncLock(shared, ((WaiterQueueOwner) shared).getWaiterQueue());
+        return new AsyncLock(Objects.requireNonNull(shared, "shared"));
     }
 
-    /**
-     * The Kotlin lock this object is a view of.
-     *
-     * <pre>{@code
-     * kotlinRepository.guardWith(lock.asKotlin());
-     * }</pre>
-     *
-     * @return the shared Kotlin lock
-     */
+    /** @return the Kotlin lock this is a view of */
     public Lock asKotlin() {
         return kotlin;
     }
 
-    /**
-     * Requests the lock without an owner. The future completes with a {@link Permit} whose
-     * {@code close()} unlocks; cancel it to withdraw the request.
-     *
-     * <pre>{@code
-     * lock.lock().thenAccept(held -> { try (held) { update(); } });
-     * }</pre>
-     *
-     * @return a future of the held lock
-     */
+    /** @return a future of the held lock, without owner (<a href="package-summary.html#withdrawing">withdrawing</a>) */
     public CompletableFuture<Permit> lock() {
-        return front.acquire(1, 0, null);
+        return JavaBridge.lockAsync(kotlin, null, Waits.FOREVER, NANOSECONDS, NEW_PERMIT);
     }
 
     /**
-     * Requests the lock for {@code owner}; the holder is recorded when it is granted.
-     *
-     * <pre>{@code
-     * lock.lock(this).thenAccept(held -> { try (held) { update(); } });
-     * }</pre>
-     *
      * @param owner who will hold the lock
      * @return a future of the held lock
-     * @throws NullPointerException if {@code owner} is null (use {@link #lock()})
-     * @throws IllegalStateException if {@code owner} holds the lock already (it is not reentrant)
+     * @throws IllegalStateException if {@code owner} holds the lock already
      */
     public CompletableFuture<Permit> lock(Object owner) {
-        Objects.requireNonNull(owner, "owner must not be null");
-        return front.acquire(1, 0, owner);
+        return JavaBridge.lockAsync(kotlin, checked(owner), Waits.FOREVER, NANOSECONDS, NEW_PERMIT);
     }
 
     /**
-     * Requests the lock for at most {@code timeout}; the future fails with {@link TimeoutException}
-     * (nothing held) if it is not granted in time. Zero or negative only tries now.
-     *
-     * <pre>{@code
-     * lock.lock(Duration.ofMillis(100)).thenAccept(held -> { try (held) { update(); } });
-     * }</pre>
-     *
-     * @param timeout the longest wait
-     * @return a future of the held lock
-     * @throws NullPointerException if {@code timeout} is null
+     * @param timeout the longest wait (<a href="package-summary.html#timeouts">timeouts</a>)
+     * @return a future of the held lock, without owner
      */
     public CompletableFuture<Permit> lock(Duration timeout) {
-        QueueFront.checkTimeout(timeout);
-        return front.acquire(1, 0, null, timeout);
+        return JavaBridge.lockAsync(kotlin, null, Waits.nanos(timeout), NANOSECONDS, NEW_PERMIT);
     }
 
     /**
-     * Requests the lock for {@code owner} for at most {@code timeout}.
-     *
-     * <pre>{@code
-     * lock.lock(this, Duration.ofSeconds(1)).thenAccept(held -> { try (held) { update(); } });
-     * }</pre>
-     *
      * @param owner who will hold the lock
-     * @param timeout the longest wait; zero or negative only tries now
+     * @param timeout the longest wait
      * @return a future of the held lock
-     * @throws NullPointerException if {@code owner} or {@code timeout} is null
      * @throws IllegalStateException if {@code owner} holds the lock already
      */
     public CompletableFuture<Permit> lock(Object owner, Duration timeout) {
-        Objects.requireNonNull(owner, "owner must not be null");
-        QueueFront.checkTimeout(timeout);
-        return front.acquire(1, 0, owner, timeout);
+        return JavaBridge.lockAsync(kotlin, checked(owner), Waits.nanos(timeout), NANOSECONDS, NEW_PERMIT);
     }
 
-    /**
-     * Takes the lock if it is free and nobody waits. Unlock with {@link #unlock()}.
-     *
-     * <pre>{@code
-     * if (lock.tryLock()) { try { update(); } finally { lock.unlock(); } }
-     * }</pre>
-     *
-     * @return true if the lock was taken
-     */
+    /** @return true if the lock was free and nobody waited; unlock with {@link #unlock()} */
     public boolean tryLock() {
         return kotlin.tryLock(null);
     }
 
     /**
-     * Takes the lock for {@code owner} if it is free and nobody waits.
-     *
-     * <pre>{@code
-     * if (lock.tryLock(this)) { try { update(); } finally { lock.unlock(this); } }
-     * }</pre>
-     *
      * @param owner who will hold the lock
-     * @return true if the lock was taken
-     * @throws NullPointerException if {@code owner} is null
+     * @return true if the lock was free and nobody waited; unlock with {@link #unlock(Object)}
      * @throws IllegalStateException if {@code owner} holds the lock already
      */
     public boolean tryLock(Object owner) {
-        Objects.requireNonNull(owner, "owner must not be null");
-        return kotlin.tryLock(owner);
+        return kotlin.tryLock(checked(owner));
     }
 
     /**
-     * Blocks for at most {@code timeout} for the lock, like
-     * {@link java.util.concurrent.locks.Lock#tryLock(long, java.util.concurrent.TimeUnit)}; unlock with
-     * {@link #unlock()}. Interrupts as in {@link #lockBlocking()}.
+     * Like {@link java.util.concurrent.locks.Lock#tryLock(long, java.util.concurrent.TimeUnit)}.
      *
-     * <pre>{@code
-     * if (lock.tryLock(Duration.ofSeconds(1))) { try { update(); } finally { lock.unlock(); } }
-     * }</pre>
-     *
-     * @param timeout the longest wait; zero or negative only tries now
-     * @return true if the lock is held, false if the time ran out
-     * @throws InterruptedException if interrupted (not held)
-     * @throws NullPointerException if {@code timeout} is null
+     * @param timeout the longest wait
+     * @return true if the lock is held (unlock with {@link #unlock()}), false if the time ran out
+     * @throws InterruptedException if interrupted, with nothing held
      */
     public boolean tryLock(Duration timeout) throws InterruptedException {
         return lockBlocking(timeout).isPresent();
     }
 
     /**
-     * Blocks for at most {@code timeout} for the lock for {@code owner}.
-     *
-     * <pre>{@code
-     * if (lock.tryLock(this, Duration.ofSeconds(1))) { try { update(); } finally { lock.unlock(this); } }
-     * }</pre>
-     *
      * @param owner who will hold the lock
-     * @param timeout the longest wait; zero or negative only tries now
-     * @return true if the lock is held
-     * @throws InterruptedException if interrupted (not held)
-     * @throws NullPointerException if {@code owner} or {@code timeout} is null
-     * @throws IllegalStateException if {@code owner} holds the lock already
+     * @param timeout the longest wait
+     * @return true if the lock is held (unlock with {@link #unlock(Object)}), false if the time ran out
+     * @throws InterruptedException if interrupted, with nothing held
      */
     public boolean tryLock(Object owner, Duration timeout) throws InterruptedException {
         return lockBlocking(owner, timeout).isPresent();
     }
 
     /**
-     * Unlocks a lock taken without owner (or by any owner); the next waiter in line gets it. Locks held
-     * as a {@link Permit} are unlocked with {@link Permit#close()} instead.
-     *
-     * <pre>{@code
-     * lock.unlock();
-     * }</pre>
+     * Unlocks whoever holds the lock (a {@code Permit}'s hold too: that permit's close then throws).
      *
      * @throws IllegalStateException if the lock is not held
      */
@@ -264,188 +148,96 @@ public final class AsyncLock {
     }
 
     /**
-     * Unlocks a lock held by {@code owner}.
-     *
-     * <pre>{@code
-     * lock.unlock(this);
-     * }</pre>
-     *
      * @param owner the holder
-     * @throws NullPointerException if {@code owner} is null
      * @throws IllegalStateException if the lock is not held, or held by someone else
      */
     public void unlock(Object owner) {
-        Objects.requireNonNull(owner, "owner must not be null");
-        kotlin.unlock(owner);
+        kotlin.unlock(checked(owner));
     }
 
     /**
-     * Locks (without owner), runs {@code action}, and unlocks when its stage completes, whichever way, or
-     * when it throws or returns null (which fail the result). See {@link AsyncSemaphore#withPermit(int, Supplier)}.
-     *
-     * <pre>{@code
-     * CompletableFuture<Void> saved = lock.withLock(() -> repository.saveAsync(order));
-     * }</pre>
+     * Locks (without owner), runs {@code action}, and unlocks when its stage completes, however it ends;
+     * see {@link AsyncSemaphore#withPermit(int, Supplier)}.
      *
      * @param action starts the work and returns its stage
      * @param <T> the result type
      * @return a future of the action's result
-     * @throws NullPointerException if {@code action} is null
      */
     public <T extends @Nullable Object> CompletableFuture<T> withLock(Supplier<? extends CompletionStage<T>> action) {
-        QueueFront.checkAction(action);
-        return QueueFront.withPermit(front.acquire(1, 0, null), action);
+        return Waits.withPermit(Objects.requireNonNull(action, "action"), lock());
     }
 
     /**
-     * Locks for {@code owner}, runs {@code action}, and unlocks when its stage completes.
-     *
-     * <pre>{@code
-     * CompletableFuture<Void> saved = lock.withLock(this, () -> repository.saveAsync(order));
-     * }</pre>
-     *
      * @param owner who holds the lock while the action runs
      * @param action starts the work and returns its stage
      * @param <T> the result type
-     * @return a future of the action's result
-     * @throws NullPointerException if {@code owner} or {@code action} is null
-     * @throws IllegalStateException if {@code owner} holds the lock already
+     * @return a future of the action's result; see {@link #withLock(Supplier)}
      */
     public <T extends @Nullable Object> CompletableFuture<T> withLock(
             Object owner, Supplier<? extends CompletionStage<T>> action) {
-        Objects.requireNonNull(owner, "owner must not be null");
-        QueueFront.checkAction(action);
-        return QueueFront.withPermit(front.acquire(1, 0, owner), action);
+        return Waits.withPermit(Objects.requireNonNull(action, "action"), lock(owner));
     }
 
     /**
-     * Blocks until the lock is granted (without owner). Interrupts: the request leaves the line and
-     * {@link InterruptedException} is thrown with the lock not held; a lock granted in the same instant
-     * as the interrupt is passed on to the next waiter. Parks with LockSupport: a virtual thread frees
-     * its carrier while waiting.
-     *
-     * <pre>{@code
-     * try (Permit held = lock.lockBlocking()) {
-     *     update();
-     * }
-     * }</pre>
-     *
-     * @return the held lock; close it to unlock
-     * @throws InterruptedException if interrupted (not held)
+     * @return the held lock, without owner; close it to unlock (<a href="package-summary.html#interrupts">interrupts</a>)
+     * @throws InterruptedException if interrupted, with nothing held
      */
     public Permit lockBlocking() throws InterruptedException {
-        return Objects.requireNonNull(front.acquireBlocking(1, 0, null, -1L));
+        return new Permit(Objects.requireNonNull(JavaBridge.lockBlocking(kotlin, null, Waits.FOREVER, NANOSECONDS)));
     }
 
     /**
-     * Blocks until the lock is granted to {@code owner}.
-     *
-     * <pre>{@code
-     * try (Permit held = lock.lockBlocking(this)) { update(); }
-     * }</pre>
-     *
      * @param owner who will hold the lock
      * @return the held lock; close it to unlock
-     * @throws InterruptedException if interrupted (not held)
-     * @throws NullPointerException if {@code owner} is null
-     * @throws IllegalStateException if {@code owner} holds the lock already
+     * @throws InterruptedException if interrupted, with nothing held
      */
     public Permit lockBlocking(Object owner) throws InterruptedException {
-        Objects.requireNonNull(owner, "owner must not be null");
-        return Objects.requireNonNull(front.acquireBlocking(1, 0, owner, -1L));
+        return new Permit(Objects.requireNonNull(JavaBridge.lockBlocking(kotlin, checked(owner), Waits.FOREVER, NANOSECONDS)));
     }
 
     /**
-     * Blocks for at most {@code timeout} for the lock: the held lock, or empty if the time ran out.
-     *
-     * <pre>{@code
-     * Optional<Permit> held = lock.lockBlocking(Duration.ofMillis(200));
-     * if (held.isPresent()) { try (Permit p = held.get()) { update(); } }
-     * }</pre>
-     *
-     * @param timeout the longest wait; zero or negative only tries now
-     * @return the held lock, or empty on timeout
-     * @throws InterruptedException if interrupted (not held)
-     * @throws NullPointerException if {@code timeout} is null
+     * @param timeout the longest wait
+     * @return the held lock (without owner), or empty if the time ran out
+     * @throws InterruptedException if interrupted, with nothing held
      */
     public Optional<Permit> lockBlocking(Duration timeout) throws InterruptedException {
-        QueueFront.checkTimeout(timeout);
-        long nanos = Math.max(0L, Timeouts.saturatedNanos(timeout));
-        return Optional.ofNullable(front.acquireBlocking(1, 0, null, nanos));
+        return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, null, Waits.nanos(timeout), NANOSECONDS)).map(Permit::new);
     }
 
     /**
-     * Blocks for at most {@code timeout} for the lock for {@code owner}.
-     *
-     * <pre>{@code
-     * lock.lockBlocking(this, Duration.ofMillis(200)).ifPresent(p -> { try (p) { update(); } });
-     * }</pre>
-     *
      * @param owner who will hold the lock
-     * @param timeout the longest wait; zero or negative only tries now
-     * @return the held lock, or empty on timeout
-     * @throws InterruptedException if interrupted (not held)
-     * @throws NullPointerException if {@code owner} or {@code timeout} is null
-     * @throws IllegalStateException if {@code owner} holds the lock already
+     * @param timeout the longest wait
+     * @return the held lock, or empty if the time ran out
+     * @throws InterruptedException if interrupted, with nothing held
      */
     public Optional<Permit> lockBlocking(Object owner, Duration timeout) throws InterruptedException {
-        Objects.requireNonNull(owner, "owner must not be null");
-        QueueFront.checkTimeout(timeout);
-        long nanos = Math.max(0L, Timeouts.saturatedNanos(timeout));
-        return Optional.ofNullable(front.acquireBlocking(1, 0, owner, nanos));
+        return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, checked(owner), Waits.nanos(timeout), NANOSECONDS)).map(Permit::new);
     }
 
-    /**
-     * True while the lock is held (a snapshot).
-     *
-     * <pre>{@code
-     * assert !lock.isLocked();
-     * }</pre>
-     *
-     * @return whether the lock is held
-     */
+    /** @return true while the lock is held (a snapshot) */
     public boolean isLocked() {
         return kotlin.isLocked();
     }
 
     /**
-     * True if {@code owner} holds the lock (identity).
-     *
-     * <pre>{@code
-     * assert lock.holdsLock(this);
-     * }</pre>
-     *
      * @param owner the owner to test
-     * @return whether {@code owner} is the holder
-     * @throws NullPointerException if {@code owner} is null
+     * @return true if {@code owner} holds the lock
      */
     public boolean holdsLock(Object owner) {
-        Objects.requireNonNull(owner, "owner must not be null");
-        return kotlin.holdsLock(owner);
+        return kotlin.holdsLock(checked(owner));
     }
 
-    /**
-     * The number of requests waiting for the lock: futures, threads and coroutines (a snapshot).
-     *
-     * <pre>{@code
-     * int waiting = lock.queueLength();
-     * }</pre>
-     *
-     * @return the number of queued requests
-     */
+    /** @return the futures, threads and coroutines waiting for the lock (a snapshot) */
     public int queueLength() {
-        return queue.getQueueLength();
+        return kotlin.getQueueLength();
     }
 
-    /**
-     * Describes the state, e.g. {@code AsyncLock(Lock(holder=nobody, queued=0))}.
-     *
-     * <pre>{@code
-     * log.debug("{}", lock);
-     * }</pre>
-     */
     @Override
     public String toString() {
-        return NAME + "(" + kotlin + ")";
+        return "AsyncLock(" + kotlin + ")";
+    }
+
+    private static Object checked(Object owner) {
+        return Objects.requireNonNull(owner, "owner (use the variant without owner)");
     }
 }

@@ -1,167 +1,78 @@
 package dev.semaphore.async;
 
-import dev.semaphore.SemaphoreClosedException;
-import dev.semaphore.internal.WaiterQueue;
+import dev.semaphore.PermitPool;
+import kotlin.jvm.functions.Function1;
 import org.jspecify.annotations.Nullable;
 
 /**
  * What {@link AsyncSemaphore} and {@link AsyncPrioritySemaphore} have in common: giving permits back,
- * resizing, closing and the metrics. Acquisition differs (with a priority or without), so it lives in
- * the two subclasses. The Java twin of the Kotlin {@code dev.semaphore.PermitPool}.
- *
- * <pre>{@code
- * AsyncPermitPool pool = AsyncSemaphore.create(4);
- * metrics.gauge("free", pool.availablePermits());
- * }</pre>
+ * resizing, closing and the metrics, each the method of the same name of the Kotlin
+ * {@link dev.semaphore.PermitPool} they wrap, which documents it. Acquisition differs (with a priority
+ * or without), so it lives in the two subclasses.
  */
 public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPrioritySemaphore {
-    /** The engine queue shared with the Kotlin twin. */
-    final WaiterQueue queue;
+    private final PermitPool pool;
 
-    private final String name;
+    /** Makes the Permit a grant is handed out as; one per pool, so a request allocates no function. */
+    final Function1<Integer, Permit> newPermit;
 
-    AsyncPermitPool(WaiterQueue queue, String name) {
-        this.queue = queue;
-        this.name = name;
+    AsyncPermitPool(PermitPool pool) {
+        this.pool = pool;
+        this.newPermit = n -> new Permit(n, pool);
     }
 
-    /**
-     * Gives back one permit taken with {@code tryAcquire} (or by Kotlin code). Permits received as a
-     * {@link Permit} are given back with {@link Permit#close()} instead.
-     *
-     * <pre>{@code
-     * if (pool.tryAcquire()) { try { work(); } finally { pool.release(); } }
-     * }</pre>
-     *
-     * @throws IllegalStateException if more permits would be free than exist (over-release); nothing changes
-     */
+    /** Gives back one permit taken with {@code tryAcquire} (a {@link Permit} is given back with close()). */
     public void release() {
-        queue.release(1);
+        pool.release(1);
     }
 
-    /**
-     * Gives back {@code permits} permits; the waiters served next are granted as soon as their whole
-     * request fits.
-     *
-     * <pre>{@code
-     * pool.release(3);
-     * }</pre>
-     *
-     * @param permits how many, at least 1
-     * @throws IllegalArgumentException if {@code permits < 1}
-     * @throws IllegalStateException if more permits would be free than exist (over-release); nothing changes
-     */
+    /** @param permits how many to give back; see {@link PermitPool#release(int)} */
     public void release(int permits) {
-        QueueFront.checkPermits(permits);
-        queue.release(permits);
+        pool.release(permits);
     }
 
-    /**
-     * The permits free right now (a snapshot); negative while {@link #reducePermits(int)} debt is repaid.
-     *
-     * <pre>{@code
-     * metrics.gauge("free", pool.availablePermits());
-     * }</pre>
-     *
-     * @return the number of free permits
-     */
+    /** @return the permits free right now; see {@link PermitPool#getAvailablePermits()} */
     public int availablePermits() {
-        return queue.getAvailablePermits();
+        return pool.getAvailablePermits();
     }
 
-    /**
-     * The number of waiters in line right now: futures, blocked threads and coroutines (a snapshot).
-     *
-     * <pre>{@code
-     * if (pool.queueLength() > 100) shedLoad();
-     * }</pre>
-     *
-     * @return the number of queued requests
-     */
+    /** @return the futures, threads and coroutines waiting right now */
     public int queueLength() {
-        return queue.getQueueLength();
+        return pool.getQueueLength();
     }
 
-    /**
-     * True once {@link #close(Throwable)} was called.
-     *
-     * <pre>{@code
-     * boolean down = pool.isClosed();
-     * }</pre>
-     *
-     * @return whether closed
-     */
+    /** @return true once {@link #close(Throwable)} was called */
     public boolean isClosed() {
-        return queue.isClosed();
+        return pool.isClosed();
     }
 
-    /**
-     * Adds {@code permits} permits to the total (and to the free count); waiters that now fit are granted.
-     *
-     * <pre>{@code
-     * pool.addPermits(2);
-     * }</pre>
-     *
-     * @param permits how many, at least 1
-     * @throws IllegalArgumentException if {@code permits < 1} or the total would exceed {@code Integer.MAX_VALUE}
-     */
+    /** @param permits how many to add to the total; see {@link PermitPool#addPermits(int)} */
     public void addPermits(int permits) {
-        QueueFront.checkPermits(permits);
-        queue.addPermits(permits);
+        pool.addPermits(permits);
     }
 
-    /**
-     * Removes {@code permits} permits from the total without waiting for holders: the free count may go
-     * below zero, and releases repay that debt before anyone is granted.
-     *
-     * <pre>{@code
-     * pool.reducePermits(1);
-     * }</pre>
-     *
-     * @param permits how many, at least 1 and at most the total
-     * @throws IllegalArgumentException if {@code permits < 1} or more than the total
-     */
+    /** @param permits how many to take from the total; see {@link PermitPool#reducePermits(int)} */
     public void reducePermits(int permits) {
-        QueueFront.checkPermits(permits);
-        queue.reducePermits(permits);
+        pool.reducePermits(permits);
     }
 
-    /**
-     * Takes every free permit now, whoever waits, and returns how many (0 if none or in debt).
-     *
-     * <pre>{@code
-     * int taken = pool.drainPermits();
-     * }</pre>
-     *
-     * @return the number taken
-     */
+    /** @return how many free permits were taken; see {@link PermitPool#drainPermits()} */
     public int drainPermits() {
-        return queue.drainPermits();
+        return pool.drainPermits();
     }
 
     /**
-     * Closes it: queued requests fail with {@link SemaphoreClosedException} carrying {@code cause}, and
-     * later acquisitions fail too; holders can still release. A second call does nothing.
-     *
-     * <pre>{@code
-     * pool.close(new IllegalStateException("shutting down"));
-     * }</pre>
+     * Fails every waiter with {@link dev.semaphore.SemaphoreClosedException} carrying {@code cause}, and
+     * every later acquisition; see {@link PermitPool#close(Throwable)}.
      *
      * @param cause the reason, or null
      */
     public void close(@Nullable Throwable cause) {
-        queue.close(cause);
+        pool.close(cause);
     }
 
-    /**
-     * Describes the state: free and total permits, queue length, closed.
-     *
-     * <pre>{@code
-     * log.debug("{}", pool);
-     * }</pre>
-     */
     @Override
     public String toString() {
-        return name + "(" + queue + ")";
+        return getClass().getSimpleName() + "(" + pool + ")";
     }
 }

@@ -1,14 +1,51 @@
 /**
  * The Java face of the semaphore library: {@link dev.semaphore.async.AsyncSemaphore},
- * {@link dev.semaphore.async.AsyncLock} and {@link dev.semaphore.async.AsyncPrioritySemaphore} hand out
- * {@link dev.semaphore.async.Permit}s through {@link java.util.concurrent.CompletableFuture}s or blocking
- * calls (plain and virtual threads), and stand in the same line as the Kotlin coroutines that use the
- * same primitive.
+ * {@link dev.semaphore.async.AsyncPrioritySemaphore} and {@link dev.semaphore.async.AsyncLock} hand out
+ * {@link dev.semaphore.async.Permit}s through {@link java.util.concurrent.CompletableFuture}s or
+ * blocking calls. Each wraps the Kotlin primitive of the same kind ({@code asKotlin()}), so futures,
+ * blocked threads and coroutines stand in <b>one</b> line for <b>one</b> permit count.
  *
- * <pre>{@code
- * AsyncSemaphore downloads = AsyncSemaphore.create(4);
- * CompletableFuture<byte[]> body = downloads.withPermit(() -> http.sendAsync(request, ofByteArray()).thenApply(HttpResponse::body));
- * }</pre>
+ * <p>The rules below hold for every class of this package; the methods link here.
+ *
+ * <h2 id="fairness">Fairness</h2>
+ * Waiters are served first come, first served (by priority first, for {@link
+ * dev.semaphore.async.AsyncPrioritySemaphore}); while anyone waits, no newcomer takes permits, not even
+ * {@code tryAcquire}. A request for n permits is granted whole when it is first in line and n are free;
+ * until then it blocks the requests behind it, so large requests are never starved. A request for more
+ * than the total throws {@link java.lang.IllegalArgumentException} at once; bad arguments throw before
+ * anything is queued, with a message that names the value.
+ *
+ * <h2 id="withdrawing">Withdrawing a request</h2>
+ * Cancelling a pending future, or completing it yourself ({@code complete}, {@code
+ * completeExceptionally}), withdraws the request: it leaves the line and the waiters behind it are served
+ * if they now fit. Permits granted in that same instant are released, never lost. So {@code cancel}
+ * returning true means nothing is held, and returning false means the future holds a {@code Permit}
+ * that you must close. The futures refuse {@code obtrudeValue} and {@code obtrudeException}. Cancelling
+ * a future derived from one ({@code thenApply}...) does not reach it.
+ *
+ * <h2 id="timeouts">Timeouts</h2>
+ * A timed future fails with {@link java.util.concurrent.TimeoutException} when the time runs out
+ * ({@link java.util.concurrent.CompletableFuture#orTimeout}), and the request is withdrawn as above. A
+ * timed blocking call returns an empty {@code Optional} (or false), with nothing held. A zero or
+ * negative timeout only tries now.
+ *
+ * <h2 id="interrupts">Interrupts</h2>
+ * A blocking call parks with {@link java.util.concurrent.locks.LockSupport}, so a virtual thread frees
+ * its carrier while it waits. An interrupt, before or during the wait, withdraws the request and throws
+ * {@link java.lang.InterruptedException} with nothing held, even if the permits were granted in the same
+ * instant (they go to the next waiter); the interrupt status is cleared, as usual.
+ *
+ * <h2 id="threads">Threads</h2>
+ * A queued future completes on the thread that frees its permits (in {@code Permit.close()}, a
+ * {@code release}, a cancellation...) or on the JDK's timeout thread, so its non-async dependents run
+ * there: keep them short and never block in them (no {@code join()}, no {@code acquireBlocking}); use
+ * the {@code ...Async} variants to move work elsewhere. Chains of dependents that release again are
+ * stack-safe.
+ *
+ * <h2 id="closing">Closing</h2>
+ * A closed semaphore fails its waiters and every later request with
+ * {@link dev.semaphore.SemaphoreClosedException}: futures complete exceptionally with it, blocking calls
+ * and {@code tryAcquire} throw it. Holders may still release.
  *
  * <p>Every type is null-marked: parameters and results are non-null unless annotated {@code @Nullable}.
  */

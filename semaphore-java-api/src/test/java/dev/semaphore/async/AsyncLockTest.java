@@ -120,9 +120,12 @@ class AsyncLockTest {
     }
 
     @Test
-    void aLockNotBackedByTheEngineIsRejectedByName() {
+    void waitingOnALockNotBackedByTheEngineIsRejectedByName() {
         Lock foreign = TestSupport.foreignImplementation(Lock.class, "ZookeeperLock");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> AsyncLock.of(foreign));
+        AsyncLock view = AsyncLock.of(foreign);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, view::lock);
+        assertTrue(e.getMessage().contains("ZookeeperLock"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, view::lockBlocking);
         assertTrue(e.getMessage().contains("ZookeeperLock"), e.getMessage());
     }
 }

@@ -9,18 +9,22 @@
  */
 package dev.semaphore.verification
 
+import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.WaiterQueue
 
-/** A raw SPI waiter whose onGranted runs [inside] (once), then hands its permits back. */
-class CallbackWaiter(
-    private val queue: WaiterQueue,
+/** A bare engine waiter (it always claims) whose onGranted runs [inside] (once). */
+internal class CallbackWaiter(
+    queue: WaiterQueue,
     permits: Int,
+    grantee: Grantee,
     private val inside: () -> Unit,
-) : PermitWaiter(permits) {
+) : PermitWaiter(queue, permits, 0, grantee) {
     @Volatile
     var ran = false
         private set
+
+    override fun tryClaim(): Boolean = true
 
     override fun onGranted() {
         ran = true

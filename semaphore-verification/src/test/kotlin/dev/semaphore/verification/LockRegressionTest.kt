@@ -101,19 +101,19 @@ class LockRegressionTest {
     @Test
     fun cancelledLockLeavesOwnerRecordedAsHolder() {
         val lock = dev.semaphore.Lock()
-        val queue = (lock as dev.semaphore.internal.WaiterQueueOwner).waiterQueue
+        val queue = (lock as dev.semaphore.LockImpl).waiterQueue
         val a = OWNERS[1]!!
         check(lock.tryLock(OWNERS[2]))
         val scope = kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Dispatchers.Unconfined)
         var inside: () -> Unit = {}
-        val x = CallbackWaiter(queue, 1) { inside() }
+        val x = CallbackWaiter(queue, 1, lock.Hold(null)) { inside() }
         check(!queue.enqueue(x)) // x queued first
         var acquired = false
         val w = scope.launch { lock.lock(a); acquired = true } // A queued behind x
         check(lock.queueLength == 2)
         var observed: String? = null
         inside = {
-            queue.handBack(x) // releases x's grant: A is granted under the lock, its wake deferred
+            x.handBack() // releases x's grant: A is granted under the lock, its wake deferred
             w.cancel() // A's lock() is cancelled now, before its wake
             // Contract: once the cancelled lock(A) has returned, A holds nothing. (A fixed engine may
             // instead keep lock(A) pending until its wake hands the grant back: then nothing to see here.)

@@ -16,7 +16,7 @@
 package dev.semaphore.verification
 
 import dev.semaphore.Semaphore
-import dev.semaphore.internal.WaiterQueueOwner
+import dev.semaphore.QueueBackedPool
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
@@ -28,18 +28,19 @@ class SemaphoreRegressionTest {
     @Test
     fun cancelledAcquireStillHoldsPermitsAfterReturning() {
         val s = Semaphore(2)
-        val queue = (s as WaiterQueueOwner).waiterQueue
+        val pool = s as QueueBackedPool
+        val queue = pool.waiterQueue
         check(s.tryAcquire(2))
         val scope = CoroutineScope(Dispatchers.Unconfined)
         var inside: () -> Unit = {}
-        val x = CallbackWaiter(queue, 1) { inside() }
+        val x = CallbackWaiter(queue, 1, pool) { inside() }
         check(!queue.enqueue(x))
         var acquired = false
         val w = scope.launch { s.acquire(1); acquired = true }
         check(s.queueLength == 2)
         var observed: Int? = null
         inside = {
-            queue.handBack(x) // 1 permit back: the acquire(1) is granted under the lock, its wake deferred
+            x.handBack() // 1 permit back: the acquire(1) is granted under the lock, its wake deferred
             w.cancel() // the acquire is cancelled now, before its wake
             // Contract: once the cancelled acquire has returned, it holds nothing. (A fixed engine may
             // instead keep acquire() pending until its wake hands the grant back: nothing to see then.)

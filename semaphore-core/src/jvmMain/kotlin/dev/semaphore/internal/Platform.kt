@@ -1,8 +1,10 @@
 /*
- * The JVM-only corner of the engine. Everything that is not common Kotlin lives here and nowhere
- * else: the atomic state word (AtomicStateCell), an atomic reference (the lock's holder), the mutual-exclusion lock
- * that guards the waiter lists, the per-thread slot used by the wake trampoline, and a polite
- * busy-wait. Porting the engine to another Kotlin target means re-implementing these small pieces; WaiterQueue.kt and WaitOrder.kt stay as they are.
+ * The JVM-only corner of the engine: the atomic state word (AtomicStateCell), an atomic reference
+ * (the lock's holder), the mutual-exclusion lock that guards the waiter lists, the per-thread slot
+ * used by the wake trampoline, and a polite busy-wait. Everything JVM-only in semaphore-core lives
+ * under src/jvmMain (this file, the future and thread waiters, and the public JavaBridge.kt);
+ * src/main is common Kotlin. Porting the engine to another Kotlin target means re-implementing
+ * these small pieces; WaiterQueue.kt and WaitOrder.kt stay as they are.
  *
  * Invariants: none of their own. AtomicStateCell is a plain linearizable 64-bit cell; EngineLock is a
  * non-reentrant-in-practice mutex (the engine never re-enters it) that does not pin a virtual
@@ -17,10 +19,8 @@ import java.util.concurrent.locks.ReentrantLock
 /**
  * The engine's 64-bit atomic state word, as a base class so that the word is a field of the
  * [WaiterQueue] object itself (the fast path then costs one load and one CAS, with no indirection).
- * Public only because [WaiterQueue] is; it has nothing a caller can use.
  */
-@InternalSemaphoreApi
-public abstract class AtomicStateCell internal constructor(initial: Long) {
+internal abstract class AtomicStateCell(initial: Long) {
     @Volatile
     private var word: Long = initial
 

@@ -1,0 +1,189 @@
+/*
+ * The two JVM kinds of waiter: a pending CompletableFuture and a parked thread. They follow the one
+ * waiter protocol stated at the top of WaiterQueue.kt (W1..W4); what is specific to each:
+ *
+ * FutureWaiter (W1) claims by checking that nobody completed its future yet. (W2) Whoever completes
+ * the future first (the caller's cancel/complete/completeExceptionally, orTimeout's timer) withdraws
+ * the waiter: GrantFuture's completion methods call cancel(w) once they won. (W3) A caller that
+ * completes the future after the claim but before onGranted does makes onGranted's completion fail:
+ * the permits are handed back. GrantFuture refuses obtrudeValue/obtrudeException, which could
+ * overwrite a delivered grant and lose its permits.
+ *
+ * BlockingWaiter's state: WAITING -> CLAIMED (the engine, W1) -> DELIVERED (onGranted unparks) or
+ * TAKEN (the thread saw the claim first and needs no unpark); WAITING -> GAVE_UP (the thread, on
+ * interrupt or deadline: the claim then fails, W1); WAITING -> FAILED (onFailed). Every transition is
+ * a CAS, so the thread and the engine agree on who won. (W3) A thread interrupted after the claim hands
+ * the permits back: InterruptedException always means nothing is held. It parks with LockSupport only,
+ * so a virtual thread unmounts from its carrier while it waits.
+ */
+package dev.semaphore.internal
+
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.Executor
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
+import java.util.concurrent.locks.LockSupport
+import java.util.function.Supplier
+
+/** The future handed out for a request; completing it yourself withdraws the request (W2). */
+internal class GrantFuture<T> : CompletableFuture<T>() {
+    /** The waiter to withdraw; null when the request was settled without queueing. */
+    @JvmField
+    var waiter: PermitWaiter? = null
+
+    /** Completes with the grant's value, bypassing the withdrawal hook; false if someone completed it first. */
+    fun deliver(value: T): Boolean = super.complete(value)
+
+    fun fail(cause: Throwable): Boolean = super.completeExceptionally(cause)
+
+    private fun withdraw(won: Boolean): Boolean {
+        if (won) waiter?.let { it.queue.cancel(it) }
+        return won
+    }
+
+    override fun complete(value: T): Boolean = withdraw(super.complete(value))
+
+    override fun completeExceptionally(ex: Throwable): Boolean = withdraw(super.completeExceptionally(ex))
+
+    override fun cancel(mayInterruptIfRunning: Boolean): Boolean = withdraw(super.cancel(mayInterruptIfRunning))
+
+    // The JDK's completeAsync completes through a private path; route it through complete().
+    override fun completeAsync(supplier: Supplier<out T>, executor: Executor): CompletableFuture<T> {
+        executor.execute {
+            try {
+                complete(supplier.get())
+            } catch (e: Throwable) {
+                completeExceptionally(e)
+            }
+        }
+        return this
+    }
+
+    override fun completeAsync(supplier: Supplier<out T>): CompletableFuture<T> = completeAsync(supplier, defaultExecutor())
+
+    override fun obtrudeValue(value: T): Unit =
+        throw UnsupportedOperationException("obtrudeValue could lose a granted permit; use cancel or complete")
+
+    override fun obtrudeException(ex: Throwable): Unit =
+        throw UnsupportedOperationException("obtrudeException could lose a granted permit; use cancel or completeExceptionally")
+}
+
+/** A waiter whose grant completes a [GrantFuture] with `onGrant(arg)`. */
+internal class FutureWaiter<A, T>(
+    queue: WaiterQueue,
+    permits: Int,
+    priority: Int,
+    grantee: Grantee,
+    private val onGrant: (A) -> T,
+    private val arg: A,
+) : PermitWaiter(queue, permits, priority, grantee) {
+    val future = GrantFuture<T>()
+
+    override fun tryClaim(): Boolean = !future.isDone
+
+    override fun onGranted() {
+        if (!future.deliver(onGrant(arg))) handBack() // W3: completed by someone else since the claim
+    }
+
+    override fun onFailed(cause: Throwable) {
+        future.fail(cause)
+    }
+}
+
+/**
+ * Requests [permits] as a future completed with `onGrant(arg)` (the caller already failed a fast
+ * tryAcquire). Throws what enqueue throws, before anything is queued.
+ */
+internal fun <A, T> WaiterQueue.requestFuture(
+    permits: Int,
+    priority: Int,
+    grantee: Grantee,
+    onGrant: (A) -> T,
+    arg: A,
+): GrantFuture<T> {
+    val w = FutureWaiter(this, permits, priority, grantee, onGrant, arg)
+    if (enqueue(w)) {
+        w.future.deliver(onGrant(arg))
+    } else {
+        w.future.waiter = w // published before the future is: a completion by the caller finds it
+    }
+    return w.future
+}
+
+/** A waiter that unparks a thread; see the file comment for its states. */
+internal class BlockingWaiter(
+    queue: WaiterQueue,
+    permits: Int,
+    priority: Int,
+    grantee: Grantee,
+    private val thread: Thread,
+) : PermitWaiter(queue, permits, priority, grantee) {
+    @Volatile
+    private var state = WAITING
+
+    override fun tryClaim(): Boolean = STATE.compareAndSet(this, WAITING, CLAIMED)
+
+    override fun onGranted() {
+        if (STATE.compareAndSet(this, CLAIMED, DELIVERED)) LockSupport.unpark(thread)
+    }
+
+    override fun onFailed(cause: Throwable) {
+        if (STATE.compareAndSet(this, WAITING, FAILED)) LockSupport.unpark(thread)
+    }
+
+    /**
+     * Parks until granted (true), [nanos] pass (false; [nanos] == Long.MAX_VALUE waits without limit) or
+     * the thread is interrupted (InterruptedException, nothing held); rethrows a failure (close).
+     */
+    fun await(nanos: Long): Boolean {
+        val timed = nanos != Long.MAX_VALUE
+        val deadline = if (timed) System.nanoTime() + nanos else 0L
+        var interrupted = false
+        while (true) {
+            when (state) {
+                DELIVERED, TAKEN -> return if (interrupted) giveBackAndThrow() else true
+                FAILED -> {
+                    if (interrupted) Thread.currentThread().interrupt() // keep the interrupt we consumed
+                    throw failure!!
+                }
+            }
+            if (Thread.interrupted()) interrupted = true
+            val remaining = if (timed) deadline - System.nanoTime() else 1L
+            if (interrupted || remaining <= 0) {
+                if (STATE.compareAndSet(this, WAITING, GAVE_UP)) { // W2
+                    queue.cancel(this)
+                    if (interrupted) throw InterruptedException("interrupted while waiting for permits; none are held")
+                    return false
+                }
+                STATE.compareAndSet(this, CLAIMED, TAKEN) // granted under the lock (W1): ours; no unpark needed
+                continue
+            }
+            if (timed) LockSupport.parkNanos(this, remaining) else LockSupport.park(this)
+        }
+    }
+
+    private fun giveBackAndThrow(): Nothing {
+        handBack() // W3
+        throw InterruptedException("interrupted while waiting for permits; none are held")
+    }
+
+    private companion object {
+        const val WAITING = 0
+        const val CLAIMED = 1
+        const val DELIVERED = 2
+        const val TAKEN = 3
+        const val GAVE_UP = 4
+        const val FAILED = 5
+
+        val STATE: AtomicIntegerFieldUpdater<BlockingWaiter> =
+            AtomicIntegerFieldUpdater.newUpdater(BlockingWaiter::class.java, "state")
+    }
+}
+
+/**
+ * Blocks the calling thread until [permits] are granted (the caller already failed a fast tryAcquire
+ * and checked for an interrupt); see [BlockingWaiter.await].
+ */
+internal fun WaiterQueue.acquireBlocking(permits: Int, priority: Int, grantee: Grantee, nanos: Long): Boolean {
+    val w = BlockingWaiter(this, permits, priority, grantee, Thread.currentThread())
+    return enqueue(w) || w.await(nanos)
+}

@@ -1,0 +1,64 @@
+package dev.semaphore.async;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/** What the three public classes share beyond the core: Duration conversion and withPermit over a stage. */
+final class Waits {
+    /** The timeout of a call without one (JavaBridge reads Long.MAX_VALUE as no limit). */
+    static final long FOREVER = Long.MAX_VALUE;
+
+    private Waits() {}
+
+    /** The timeout in nanoseconds, saturated instead of overflowing (about 292 years means no limit). */
+    static long nanos(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        try {
+            return timeout.toNanos();
+        } catch (ArithmeticException e) {
+            return timeout.isNegative() ? Long.MIN_VALUE : FOREVER;
+        }
+    }
+
+    /**
+     * Runs {@code action} once {@code acquisition} delivers a permit and closes the permit when the
+     * action's stage completes, however; cancelling the result before the grant withdraws the request.
+     */
+    static <T extends @Nullable Object> CompletableFuture<T> withPermit(
+            Supplier<? extends CompletionStage<T>> action, CompletableFuture<Permit> acquisition) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        result.whenComplete((v, e) -> acquisition.cancel(false)); // withdraws a request not yet granted
+        acquisition.whenComplete((permit, error) -> {
+            if (error != null) {
+                result.completeExceptionally(unwrap(error));
+                return;
+            }
+            if (result.isDone()) { // cancelled by the caller in the same instant as the grant
+                permit.close();
+                return;
+            }
+            try {
+                CompletionStage<T> stage = Objects.requireNonNull(action.get(), "the action returned null instead of a CompletionStage");
+                stage.whenComplete((value, failure) -> {
+                    permit.close();
+                    if (failure != null) result.completeExceptionally(unwrap(failure));
+                    else result.complete(value);
+                });
+            } catch (Throwable t) {
+                permit.close();
+                result.completeExceptionally(t);
+            }
+        });
+        return result;
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        Throwable c = t.getCause();
+        return t instanceof CompletionException && c != null ? c : t;
+    }
+}
