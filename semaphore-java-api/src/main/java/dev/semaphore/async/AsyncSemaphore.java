@@ -20,7 +20,13 @@ import org.jspecify.annotations.Nullable;
  * <a href="package-summary.html#fairness">rules of the package</a> (fairness, withdrawing, timeouts,
  * interrupts, threads, closing) apply to every method.
  *
- * {@snippet class=dev.semaphore.async.DocExamples region=semaphore}
+ * <pre>{@code
+ * AsyncSemaphore limiter = AsyncSemaphore.create(4);              // at most 4 calls at once
+ * CompletableFuture<String> page = limiter.withPermit(() -> fetch("https://example.com"));
+ * try (Permit permit = limiter.acquireBlocking()) {               // on a plain or virtual thread
+ *     render(page.join());
+ * }
+ * }</pre>
  */
 public final class AsyncSemaphore extends AsyncPermitPool {
     private final Semaphore kotlin;

@@ -368,4 +368,26 @@ class AsyncSemaphoreTest {
         assertTrue(String.valueOf(e.getMessage()).contains(fragment),
                 "expected the message to name '" + fragment + "', was: " + e.getMessage());
     }
+
+    @Test
+    void everyWayOfCompletingAPendingFutureWithdrawsItsRequest() throws Exception {
+        AsyncSemaphore s = AsyncSemaphore.create(1);
+        Permit held = s.acquire().join();
+        List<CompletableFuture<Permit>> pending = new ArrayList<>();
+        for (int i = 0; i < 5; i++) pending.add(s.acquire());
+        assertEquals(5, s.queueLength());
+        assertTrue(pending.get(0).cancel(false));
+        assertTrue(pending.get(1).completeExceptionally(new IllegalStateException("given up")));
+        pending.get(2).completeAsync(() -> { throw new IllegalStateException("given up"); });
+        pending.get(3).completeOnTimeout(null, 1, java.util.concurrent.TimeUnit.MILLISECONDS);
+        pending.get(4).orTimeout(1, java.util.concurrent.TimeUnit.MILLISECONDS);
+        for (CompletableFuture<Permit> f : pending) {
+            assertThrows(Exception.class, () -> {
+                if (f.get(5, java.util.concurrent.TimeUnit.SECONDS) == null) throw new IllegalStateException("no permit");
+            });
+        }
+        assertEquals(0, s.queueLength(), "every request left the line at once");
+        held.close();
+        assertEquals(1, s.availablePermits());
+    }
 }

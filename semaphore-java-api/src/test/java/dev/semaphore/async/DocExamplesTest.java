@@ -1,0 +1,156 @@
+package dev.semaphore.async;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The examples of the Javadoc and of the README, as compiled and running code. Each example is the
+ * text between an "// example: NAME" line and the next "// end" line below, and
+ * {@link #theDocumentsShowTheseExamplesVerbatim()} checks that the documents show exactly that text.
+ */
+class DocExamplesTest {
+    private final List<String> log = new ArrayList<>();
+    private int balance = 100;
+
+    private CompletableFuture<String> fetch(String url) {
+        return CompletableFuture.completedFuture("<html>" + url + "</html>");
+    }
+
+    private CompletableFuture<String> query(String sql) {
+        log.add(sql);
+        return CompletableFuture.completedFuture("rows of " + sql);
+    }
+
+    private CompletableFuture<Integer> save(String order) {
+        log.add("saved " + order);
+        return CompletableFuture.completedFuture(order.length());
+    }
+
+    private void render(String page) {
+        log.add("rendered " + page);
+    }
+
+    @Test
+    void semaphore() throws Exception {
+        // example: semaphore
+        AsyncSemaphore limiter = AsyncSemaphore.create(4);              // at most 4 calls at once
+        CompletableFuture<String> page = limiter.withPermit(() -> fetch("https://example.com"));
+        try (Permit permit = limiter.acquireBlocking()) {               // on a plain or virtual thread
+            render(page.join());
+        }
+        // end
+        assertEquals(List.of("rendered <html>https://example.com</html>"), log);
+        assertEquals(4, limiter.availablePermits());
+    }
+
+    @Test
+    void giveUp() throws Exception {
+        AsyncSemaphore limiter = AsyncSemaphore.create(1);
+        Permit busy = limiter.acquire().join();
+        // example: give-up
+        CompletableFuture<Permit> request = limiter.acquire(1, Duration.ofMillis(200));
+        if (!request.cancel(false)) {
+            request.join().close();   // granted in the same instant: the future holds a Permit to close
+        }
+        Optional<Permit> maybe = limiter.acquireBlocking(1, Duration.ofMillis(10));   // empty on timeout
+        maybe.ifPresent(Permit::close);
+        // end
+        assertTrue(request.isCancelled());
+        assertFalse(maybe.isPresent());
+        busy.close();
+        assertEquals(1, limiter.availablePermits());
+        assertEquals(0, limiter.queueLength());
+    }
+
+    @Test
+    void priority() {
+        // example: priority
+        AsyncPrioritySemaphore database = AsyncPrioritySemaphore.create(1);
+        CompletableFuture<String> report = database.withPermit(0, 1, () -> query("nightly report"));
+        CompletableFuture<String> page = database.withPermit(10, 1, () -> query("user page")); // served first if both wait
+        // end
+        assertEquals("rows of nightly report", report.join());
+        assertEquals("rows of user page", page.join());
+        AsyncPrioritySemaphore busy = AsyncPrioritySemaphore.create(1);
+        Permit held = busy.acquire().join();
+        CompletableFuture<String> low = busy.withPermit(0, 1, () -> query("low"));
+        CompletableFuture<String> high = busy.withPermit(10, 1, () -> query("high"));
+        held.close();
+        low.join();
+        high.join();
+        assertEquals(List.of("nightly report", "user page", "high", "low"), log);
+    }
+
+    @Test
+    void lock() throws Exception {
+        String order = "order-1";
+        // example: lock
+        AsyncLock lock = AsyncLock.create();
+        CompletableFuture<Integer> saved = lock.withLock(() -> save(order));
+        try (Permit held = lock.lockBlocking()) {        // on a plain or virtual thread
+            balance -= 10;
+        }
+        // end
+        assertEquals(7, saved.join());
+        assertEquals(90, balance);
+        assertFalse(lock.isLocked());
+    }
+
+    /** Every example, as written between its markers in this file. */
+    private static List<Example> examples() throws IOException {
+        List<String> lines = Files.readAllLines(Path.of("src/test/java/dev/semaphore/async/DocExamplesTest.java"));
+        List<Example> found = new ArrayList<>();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).trim();
+            if (!line.startsWith("// example: ")) continue;
+            int end = i + 1;
+            while (!lines.get(end).trim().equals("// end")) end++;
+            found.add(new Example(line.substring("// example: ".length()), normalize(lines.subList(i + 1, end))));
+        }
+        return found;
+    }
+
+    private record Example(String name, String text) {}
+
+    /** Lines without their indentation (and a Javadoc line without its leading "*"), blank lines dropped. */
+    private static String normalize(List<String> lines) {
+        return lines.stream()
+                .map(l -> l.replaceFirst("^\\s*\\*(?!/) ?", "").strip())
+                .filter(l -> !l.isEmpty())
+                .collect(Collectors.joining("\n"));
+    }
+
+    private static String document(String path) throws IOException {
+        return normalize(Files.readAllLines(Path.of(path)));
+    }
+
+    @Test
+    void theDocumentsShowTheseExamplesVerbatim() throws IOException {
+        String readme = document("../README.md");
+        String src = "src/main/java/dev/semaphore/async/";
+        List<Example> examples = examples();
+        assertEquals(List.of("semaphore", "give-up", "priority", "lock"), examples.stream().map(Example::name).toList());
+        for (Example e : examples) {
+            String where = switch (e.name()) {
+                case "semaphore" -> src + "AsyncSemaphore.java";
+                case "priority" -> src + "AsyncPrioritySemaphore.java";
+                case "lock" -> src + "AsyncLock.java";
+                default -> null;
+            };
+            if (where != null) assertTrue(document(where).contains(e.text()), e.name() + " is not shown as compiled in " + where);
+            assertTrue(readme.contains(e.text()), e.name() + " is not shown as compiled in README.md");
+        }
+    }
+}
