@@ -19,25 +19,17 @@ import java.util.concurrent.TimeoutException
 import kotlin.time.toKotlinDuration
 
 /**
- * Requests [permits] permits as a future, waiting at most [timeout] (`Long.MAX_VALUE`: no limit).
+ * Requests [permits] permits as a future, waiting at most [timeout] (`Long.MAX_VALUE`: no limit; zero
+ * or negative: only tries now). When they are granted, [onGrant] is called with [permits] and the
+ * future completes with its result, the caller's handle on the permits (it must not throw).
  *
- * When the permits are granted (at once if they are free and nobody waits), [onGrant] is called with
- * [permits] and the future completes with its result: the caller's handle on the permits (it must not
- * throw). The rules of these futures:
- * - **Withdrawing.** Completing the future yourself (`cancel`, `complete`, `completeExceptionally`)
- *   withdraws the request; permits granted in that same instant are released, never lost. So a
- *   `cancel` that returns true means nothing is held, and one that returns false means the future
- *   holds the handle. The future refuses `obtrudeValue` and `obtrudeException`.
- * - **Timeout.** If the permits are not granted within [timeout], the future fails with
- *   `TimeoutException` (through `CompletableFuture.orTimeout`) and the request is withdrawn the same
- *   way. Zero or negative only tries now.
- * - **Threads.** A queued request's future completes on the thread that frees the permits (in a
- *   `release`, a cancellation...) or on the JDK's timeout thread, so its non-async dependents run
- *   there: keep them short and never block in them. Chains of dependents that release again are
- *   stack-safe (the engine's trampoline).
- * - A closed semaphore gives a future failed with [SemaphoreClosedException].
+ * Completing the future yourself (cancel, complete, completeExceptionally, and the timeout through
+ * `orTimeout`) withdraws the request, and permits granted in that same instant are released: a
+ * `cancel` that returns false means the future holds the handle. The future refuses `obtrude*`. It
+ * completes on the thread that frees the permits. These rules are written out for callers in the
+ * package documentation of `dev.semaphore.async` (module semaphore-java-api), the API built on this one.
  * @throws IllegalArgumentException if [permits] < 1 or more than the total, or this semaphore was not
- *     made by the library's factories; nothing is queued.
+ *     made by the library's factories; nothing is queued. A closed semaphore gives a failed future.
  */
 public fun <T> Semaphore.acquireAsync(permits: Int, timeout: Long, unit: TimeUnit, onGrant: (Int) -> T): CompletableFuture<T> {
     val pool = this as? QueueBackedPool ?: throw notEngineBacked(this)
@@ -78,12 +70,10 @@ public fun <T> Lock.lockAsync(owner: Any?, timeout: Long, unit: TimeUnit, onGran
 
 /**
  * Blocks the calling thread until [permits] permits are granted (true) or [timeout] passes (false,
- * nothing held; `Long.MAX_VALUE`: no limit; zero or negative only tries now). It waits in the same
- * line as futures and coroutines and parks with `LockSupport`, so a virtual thread frees its carrier.
- *
- * **Interrupts**: an interrupt, before or during the wait, withdraws the request and throws
- * `InterruptedException` with nothing held (permits granted in that same instant are released), and
- * the interrupt status is cleared, as usual.
+ * nothing held; `Long.MAX_VALUE`: no limit; zero or negative: only tries now), in the same line as
+ * futures and coroutines, parked with `LockSupport` (a virtual thread frees its carrier). An interrupt
+ * before or during the wait throws `InterruptedException` with nothing held, even if the permits were
+ * granted in that same instant (see `dev.semaphore.async`'s package documentation).
  * @throws IllegalArgumentException if [permits] < 1 or more than the total (nothing is queued).
  * @throws SemaphoreClosedException if the semaphore is or becomes closed.
  */

@@ -161,7 +161,7 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
     override suspend fun tryLock(owner: Any?, timeout: Duration): Boolean {
         if (tryLock(owner)) return true
         val hold = Hold(owner)
-        return waiterQueue.acquireWithin(1, 0, hold, timeout) { hold.unlock() }
+        return waiterQueue.acquireWithin(1, 0, hold, timeout) { hold.end() }
     }
 
     override fun unlock(owner: Any?) {
@@ -182,7 +182,10 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
     inner class Hold(override val owner: Any?) : LockHold, Grantee {
         override fun granted(w: PermitWaiter) = holder.store(this)
 
-        override fun handBack(w: PermitWaiter) {
+        override fun handBack(w: PermitWaiter) = end()
+
+        /** Ends this hold if it is still current (L4); if someone already unlocked it, there is nothing to give back. */
+        fun end() {
             if (holder.cas(this, FREE)) waiterQueue.release(1)
         }
 
