@@ -1,0 +1,161 @@
+package dev.semaphore.examples;
+
+import dev.semaphore.async.AsyncPrioritySemaphore;
+import dev.semaphore.async.AsyncSemaphore;
+import dev.semaphore.async.Permit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The Java demo: the same story as Demo.kt, told with futures and threads. Every claim it prints is
+ * checked; a false one ends the program with an exception (and CI fails).
+ *
+ * <p>Run: {@code mvn -q -pl semaphore-examples -am compile exec:java -Dexec.mainClass=dev.semaphore.examples.JavaDemo}
+ */
+public final class JavaDemo {
+    private JavaDemo() {}
+
+    public static void main(String[] args) throws Exception {
+        throttling();
+        priorities();
+        timeout();
+        cancellation();
+        blockingOnThreads();
+        System.out.println("All claims above were checked.");
+    }
+
+    private static void check(boolean claim, String what) {
+        if (!claim) throw new IllegalStateException("the demo's claim does not hold: " + what);
+    }
+
+    /** 50 tasks through withPermit on a 4-permit semaphore: never more than 4 at once. */
+    private static void throttling() {
+        AsyncSemaphore limiter = AsyncSemaphore.create(4);
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger peak = new AtomicInteger();
+        AtomicInteger done = new AtomicInteger();
+        try {
+            List<CompletableFuture<Integer>> calls = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                int id = i;
+                calls.add(limiter.withPermit(() -> CompletableFuture.supplyAsync(() -> {
+                    peak.accumulateAndGet(running.incrementAndGet(), Math::max);
+                    sleep(2);
+                    running.decrementAndGet();
+                    done.incrementAndGet();
+                    return id;
+                }, pool)));
+            }
+            CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0])).orTimeout(30, TimeUnit.SECONDS).join();
+        } finally {
+            pool.shutdown();
+        }
+        check(done.get() == 50 && peak.get() <= 4 && limiter.availablePermits() == 4, "throttled to 4");
+        System.out.println("Throttling: 50 calls through withPermit on 4 permits, at most " + peak.get()
+                + " at once; all 4 permits are back.");
+    }
+
+    /** Requests wait by priority: the urgent ones are served first when the permit is freed. */
+    private static void priorities() {
+        AsyncPrioritySemaphore database = AsyncPrioritySemaphore.create(1);
+        Permit busy = database.acquire().join();
+        List<String> order = new ArrayList<>();
+        List<CompletableFuture<Void>> requests = new ArrayList<>();
+        for (String name : List.of("batch-1", "batch-2", "URGENT-1", "batch-3", "URGENT-2")) {
+            int priority = name.startsWith("URGENT") ? 10 : 0;
+            requests.add(database.acquire(priority, 1).thenAccept(p -> {
+                try (p) {
+                    order.add(name);
+                }
+            }));
+        }
+        busy.close(); // each grant runs its dependent, which closes its permit and lets the next one in
+        CompletableFuture.allOf(requests.toArray(new CompletableFuture<?>[0])).join();
+        check(order.equals(List.of("URGENT-1", "URGENT-2", "batch-1", "batch-2", "batch-3")), "priority order " + order);
+        System.out.println("Priorities: served in the order " + order + " (urgent first, then first come).");
+    }
+
+    /** A request that times out fails with TimeoutException and holds nothing. */
+    private static void timeout() {
+        AsyncSemaphore semaphore = AsyncSemaphore.create(1);
+        Permit holder = semaphore.acquire().join();
+        CompletableFuture<Permit> impatient = semaphore.acquire(1, Duration.ofMillis(50));
+        Throwable failure = null;
+        try {
+            impatient.join();
+        } catch (CompletionException e) {
+            failure = e.getCause();
+        }
+        check(failure instanceof TimeoutException && semaphore.queueLength() == 0, "timed out and left the line");
+        holder.close();
+        check(semaphore.availablePermits() == 1, "the timed-out request holds nothing");
+        System.out.println("Timeout: the request gave up after 50 ms with TimeoutException; once the holder"
+                + " closed its permit, 1 of 1 permits was free.");
+    }
+
+    /** Cancelling the first waiter lets the one behind it have the permit. */
+    private static void cancellation() {
+        AsyncSemaphore semaphore = AsyncSemaphore.create(1);
+        Permit holder = semaphore.acquire().join();
+        CompletableFuture<Permit> first = semaphore.acquire();
+        CompletableFuture<Permit> second = semaphore.acquire();
+        boolean cancelled = first.cancel(false);
+        holder.close();
+        check(cancelled && second.isDone() && !second.isCompletedExceptionally(), "the second waiter was served");
+        second.join().close();
+        check(semaphore.availablePermits() == 1, "nothing lost");
+        System.out.println("Cancellation: the first waiter cancelled its future; the one behind it got the permit.");
+    }
+
+    /** try-with-resources with blocking acquisitions, on virtual threads when the JDK has them. */
+    private static void blockingOnThreads() throws Exception {
+        AsyncSemaphore semaphore = AsyncSemaphore.create(2);
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger peak = new AtomicInteger();
+        String kind = "virtual";
+        ExecutorService threads;
+        try { // JDK 21+: virtual threads (this code is compiled for Java 17, so reach them by reflection)
+            threads = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        } catch (NoSuchMethodException e) {
+            kind = "platform";
+            threads = Executors.newFixedThreadPool(10);
+        }
+        try {
+            List<java.util.concurrent.Future<?>> jobs = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                jobs.add(threads.submit(() -> {
+                    try (Permit permit = semaphore.acquireBlocking()) {
+                        peak.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                        sleep(5);
+                        inside.decrementAndGet();
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> job : jobs) job.get(30, TimeUnit.SECONDS);
+        } finally {
+            threads.shutdown();
+        }
+        check(peak.get() <= 2 && semaphore.availablePermits() == 2, "at most 2 threads inside");
+        System.out.println("Blocking: 10 " + kind + " threads took permits with try-with-resources, at most "
+                + peak.get() + " inside at once; every permit was closed.");
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
