@@ -4,7 +4,7 @@
  * same-owner race R3, and the cancelled-grant window R4. Each R1-R3 test checks one fixed scenario
  * by model checking (no random scenarios), so it fails deterministically while the window exists;
  * R4 opens its window deterministically with the wake trampoline. All failed on that engine; they
- * pass on the core with Lock.kt's L3 spin and Suspending.kt's claim-under-lock (S2).
+ * pass on the core with Lock.kt's L3 spin and the claim at grant (WaiterQueue.kt, W1).
  *
  * The Lock is exercised with shared owners here (owner 1 and 2 are two objects; 0 is no owner).
  */

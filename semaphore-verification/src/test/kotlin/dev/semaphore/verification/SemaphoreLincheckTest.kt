@@ -14,7 +14,7 @@
  * SemaphoreRegressionTest):
  *   init: tryAcquire(2): true
  *   parallel: release(2): ok | acquire(1) + cancel: CANCELLED | availablePermits(): 1
- * With Suspending.kt's claim-under-lock (S2) it passes. queueLength is not an operation: it is a
+ * With the claim at grant (WaiterQueue.kt, W1) it passes. queueLength is not an operation: it is a
  * second snapshot written after the state word, so pairs of reads may mix two states (documented
  * as a snapshot); it is checked at rest (@Validate) with the permits: available <= total, no queued
  * head fits, and a closed semaphore has nobody queued.
