@@ -35,16 +35,29 @@ internal class GrantFuture<T> : CompletableFuture<T>() {
 
     fun fail(cause: Throwable): Boolean = super.completeExceptionally(cause)
 
-    private fun withdraw(won: Boolean): Boolean {
-        if (won) waiter?.let { it.queue.cancel(it) }
-        return won
+    /**
+     * W2, before the completion: whoever then sees the future done also sees the request out of the
+     * line. If the request was already granted, the completion below may still win the future, and
+     * onGranted then hands the permits back (W3).
+     */
+    private fun withdraw() {
+        waiter?.let { it.queue.cancel(it) }
     }
 
-    override fun complete(value: T): Boolean = withdraw(super.complete(value))
+    override fun complete(value: T): Boolean {
+        withdraw()
+        return super.complete(value)
+    }
 
-    override fun completeExceptionally(ex: Throwable): Boolean = withdraw(super.completeExceptionally(ex))
+    override fun completeExceptionally(ex: Throwable): Boolean {
+        withdraw()
+        return super.completeExceptionally(ex)
+    }
 
-    override fun cancel(mayInterruptIfRunning: Boolean): Boolean = withdraw(super.cancel(mayInterruptIfRunning))
+    override fun cancel(mayInterruptIfRunning: Boolean): Boolean {
+        withdraw()
+        return super.cancel(mayInterruptIfRunning)
+    }
 
     // The JDK's completeAsync completes through a private path; route it through complete().
     override fun completeAsync(supplier: Supplier<out T>, executor: Executor): CompletableFuture<T> {
