@@ -10,9 +10,10 @@
  * overwrite a delivered grant and lose its permits.
  *
  * BlockingWaiter's state: WAITING -> CLAIMED (the engine, W1) -> DELIVERED (onGranted unparks) or
- * TAKEN (the thread saw the claim first and needs no unpark); WAITING -> GAVE_UP (the thread, on
- * interrupt or deadline: the claim then fails, W1); WAITING -> FAILED (onFailed). Every transition is
- * a CAS, so the thread and the engine agree on who won. (W3) A thread interrupted after the claim hands
+ * TAKEN (the thread saw the claim first and waited through cancel() for the grant to finish, W1);
+ * WAITING -> GAVE_UP (the thread, on interrupt or deadline: the claim then fails, W1);
+ * WAITING -> FAILED (onFailed). Every transition is a CAS, so the thread and the engine agree on who
+ * won. (W3) A thread interrupted after the claim hands
  * the permits back: InterruptedException always means nothing is held. It parks with LockSupport only,
  * so a virtual thread unmounts from its carrier while it waits.
  */
@@ -152,34 +153,61 @@ internal class BlockingWaiter(
         val deadline = if (timed) System.nanoTime() + nanos else 0L
         var interrupted = false
         while (true) {
-            when (state) {
-                DELIVERED, TAKEN -> return if (interrupted) giveBackAndThrow() else true
-                FAILED -> {
+            var outcome = settle(interrupted, expired = false) // a grant seen first keeps a later interrupt set
+            var remaining = 1L
+            if (outcome == PENDING) {
+                if (Thread.interrupted()) interrupted = true
+                if (timed) remaining = deadline - System.nanoTime()
+                outcome = settle(interrupted, expired = remaining <= 0)
+            }
+            when (outcome) {
+                HELD -> return true
+                GAVE_UP_EXPIRED -> return false
+                GAVE_UP_INTERRUPTED -> throw InterruptedException("interrupted while waiting for permits; none are held")
+                FAILED_BY_ENGINE -> {
                     if (interrupted) Thread.currentThread().interrupt() // keep the interrupt we consumed
                     throw failure!!
                 }
+                else -> if (timed) LockSupport.parkNanos(this, remaining) else LockSupport.park(this)
             }
-            if (Thread.interrupted()) interrupted = true
-            val remaining = if (timed) deadline - System.nanoTime() else 1L
-            if (interrupted || remaining <= 0) {
-                if (STATE.compareAndSet(this, WAITING, GAVE_UP)) { // W2
-                    queue.cancel(this)
-                    if (interrupted) throw InterruptedException("interrupted while waiting for permits; none are held")
-                    return false
-                }
-                STATE.compareAndSet(this, CLAIMED, TAKEN) // granted under the lock (W1): ours; no unpark needed
-                continue
-            }
-            if (timed) LockSupport.parkNanos(this, remaining) else LockSupport.park(this)
         }
     }
 
-    private fun giveBackAndThrow(): Nothing {
-        handBack() // W3
-        throw InterruptedException("interrupted while waiting for permits; none are held")
+    /**
+     * One step of the waiting thread, without parking: [HELD] if the permits are the caller's now;
+     * [PENDING] to park again; otherwise how the wait ended. An [interrupted] or [expired] caller gives
+     * up (W2) unless the engine claimed it first (W1); an interrupted caller whose permits were claimed
+     * hands them back (W3) and ends [GAVE_UP_INTERRUPTED]: InterruptedException means nothing is held.
+     * Separate from [await] so that the verification module can model-check every interleaving of it.
+     */
+    fun settle(interrupted: Boolean, expired: Boolean): Int {
+        while (true) {
+            when (state) {
+                DELIVERED, TAKEN -> return if (interrupted) { handBack(); GAVE_UP_INTERRUPTED } else HELD
+                FAILED -> return FAILED_BY_ENGINE
+            }
+            if (!interrupted && !expired) return PENDING
+            if (STATE.compareAndSet(this, WAITING, GAVE_UP)) { // W2
+                queue.cancel(this)
+                return if (interrupted) GAVE_UP_INTERRUPTED else GAVE_UP_EXPIRED
+            }
+            if (state == CLAIMED) {
+                // Claimed under the lock (W1): ours, but the grant may still be in progress there
+                // (the grantee not yet told); cancel's false return orders us after it (W1).
+                queue.cancel(this)
+                STATE.compareAndSet(this, CLAIMED, TAKEN) // no unpark needed
+            }
+        }
     }
 
-    private companion object {
+    companion object {
+        // What settle returns.
+        const val PENDING = 0
+        const val HELD = 1
+        const val GAVE_UP_EXPIRED = 2
+        const val GAVE_UP_INTERRUPTED = 3
+        const val FAILED_BY_ENGINE = 4
+
         const val WAITING = 0
         const val CLAIMED = 1
         const val DELIVERED = 2

@@ -48,6 +48,10 @@
  *     coroutine, a future that anyone already completed or cancelled, a thread that gave up. The
  *     waiter is then dropped as CANCELLED and the permits go on to the next in line. A successful
  *     claim commits the requester to the grant, which is delivered outside the lock (onGranted).
+ *     The grant is finished only when its status is GRANTED, written last (after the grantee is
+ *     told, W4): a requester that sees its claim outside the lock (a thread looking at its own
+ *     state) calls cancel(w) before acting on it, and cancel's false return orders it after the
+ *     whole grant.
  * W2  Giving up while queued: the requester's side calls cancel(w); true means w left the line with
  *     nothing held and no callback will run. False means a grant or a failure already won (I6): a
  *     failure holds nothing, and a grant was claimed (W1), so the permits are the requester's.
@@ -226,8 +230,8 @@ internal class WaiterQueue(
             val now = now()
             if (wAvail >= waiter.permits && order.newcomerLeads(waiter.priority, now)) {
                 wAvail -= waiter.permits
+                waiter.grantee.granted(waiter) // W4, before the status (W1)
                 waiter.status = PermitWaiter.GRANTED
-                waiter.grantee.granted(waiter)
                 true
             } else {
                 order.add(waiter, now)
@@ -370,8 +374,8 @@ internal class WaiterQueue(
                 continue
             }
             wAvail -= w.permits
+            w.grantee.granted(w) // W4, before the status (W1)
             w.status = PermitWaiter.GRANTED
-            w.grantee.granted(w) // W4
             appendWake(w)
         }
     }

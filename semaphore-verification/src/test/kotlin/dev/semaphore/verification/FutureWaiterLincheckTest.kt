@@ -87,21 +87,26 @@ class FutureWaiterLincheckTest {
     /**
      * The "granted in the same instant" window, every interleaving of it: thread 1's request is
      * granted by thread 2's release and claimed under the lock (W1), and thread 1 gives it up before
-     * the grant is delivered; the delivery then fails and must hand the permit back (W3).
+     * the grant is delivered; the delivery then fails and must hand the permit back (W3). Slot 1 holds
+     * the permit from the start, so that reaching the window takes two thread switches: with the
+     * holder's acquire inside the parallel part too, 1,000 invocations did not reach it (removing the
+     * hand-back went unnoticed); in this shape they do (the same mutation fails both tests below).
      */
     @Test
     fun cancelRacingTheGrant() = checkOnly {
+        initial { actor(FutureWaiterLincheckTest::acquire, 1) }
         parallel {
             thread { actor(FutureWaiterLincheckTest::acquire, 0); actor(FutureWaiterLincheckTest::cancel, 0) }
-            thread { actor(FutureWaiterLincheckTest::acquire, 1); actor(FutureWaiterLincheckTest::close, 1) }
+            thread { actor(FutureWaiterLincheckTest::close, 1) }
         }
     }
 
     @Test
     fun timeoutRacingTheGrant() = checkOnly {
+        initial { actor(FutureWaiterLincheckTest::acquire, 1) }
         parallel {
             thread { actor(FutureWaiterLincheckTest::acquire, 0); actor(FutureWaiterLincheckTest::timeout, 0) }
-            thread { actor(FutureWaiterLincheckTest::acquire, 1); actor(FutureWaiterLincheckTest::close, 1) }
+            thread { actor(FutureWaiterLincheckTest::close, 1) }
         }
     }
 }

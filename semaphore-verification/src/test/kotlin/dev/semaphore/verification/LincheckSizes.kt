@@ -6,7 +6,8 @@
  *                            default (scale 1)                  -Pstress (scale 5)
  *   model checking   per test class: 10 scenarios x 100 inv.    50 scenarios x 100 inv.
  *   stress           per test class: 10 scenarios x 1000 inv.   50 scenarios x 1000 inv.
- * Test classes: Semaphore1LincheckTest, Semaphore2LincheckTest, LockLincheckTest,
+ * Test classes: Semaphore1LincheckTest, Semaphore2LincheckTest, LockLincheckTest, FutureWaiterLincheckTest,
+ * BlockingWaiterSemaphoreLincheckTest, BlockingWaiterLockLincheckTest,
  * PrioritySemaphoreLincheckTest, each with one model-checking and one stress run; so per primitive
  * (Semaphore counts twice: 1 and 2 permits) 1,000 model-checking and 10,000 stress invocations
  * by default, 5,000 and 50,000 under -Pstress.
