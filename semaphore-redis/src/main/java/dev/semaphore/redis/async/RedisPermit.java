@@ -1,0 +1,95 @@
+package dev.semaphore.redis.async;
+
+import dev.semaphore.redis.Lease;
+import dev.semaphore.redis.RedisJavaBridge;
+import dev.semaphore.redis.RedisSemaphore;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Permits granted by an {@link AsyncRedisSemaphore} or {@link AsyncRedisLock}: a {@link Lease} (with its
+ * fencing token) that {@link #close()} releases once, for try-with-resources. See
+ * <a href="package-summary.html#closing">closing</a>.
+ */
+public final class RedisPermit implements AutoCloseable {
+    private final RedisSemaphore semaphore;
+    private final Lease lease;
+    private final AtomicReference<@Nullable CompletableFuture<@Nullable Void>> release = new AtomicReference<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    RedisPermit(RedisSemaphore semaphore, Lease lease) {
+        this.semaphore = semaphore;
+        this.lease = lease;
+    }
+
+    /** @return the lease: its id, permits, fencing token and time left */
+    public Lease lease() {
+        return lease;
+    }
+
+    /** @return the lease's id (its request's), unique across every client of the server */
+    public String id() {
+        return lease.getId();
+    }
+
+    /** @return the fencing token: higher than every earlier grant's of the same semaphore */
+    public long fencingToken() {
+        return lease.getFencingToken();
+    }
+
+    /** @return the number of permits held */
+    public int permits() {
+        return lease.getPermits();
+    }
+
+    /** @return the time left before the lease ends unless renewed, by the server's last answer */
+    public Duration remaining() {
+        return RedisJavaBridge.remainingDuration(lease);
+    }
+
+    /** Extends the lease by one lease time; completes with {@code LeaseLostException} if it already ended. */
+    public CompletableFuture<@Nullable Void> renew() {
+        return RedisJavaBridge.renewAsync(semaphore, lease);
+    }
+
+    /**
+     * Releases the permits, once: every call, and {@link #close()}, shares the first call's future. See
+     * <a href="package-summary.html#closing">closing</a>.
+     */
+    public CompletableFuture<@Nullable Void> release() {
+        CompletableFuture<@Nullable Void> mine = new CompletableFuture<>();
+        CompletableFuture<@Nullable Void> first = release.compareAndExchange(null, mine);
+        if (first != null) return first;
+        RedisJavaBridge.releaseAsync(semaphore, lease).whenComplete((v, e) -> {
+            if (e == null) mine.complete(null);
+            else mine.completeExceptionally(e);
+        });
+        return mine;
+    }
+
+    /**
+     * The first call releases (as {@link #release()}) and blocks until the server answers; later calls do
+     * nothing. See <a href="package-summary.html#closing">closing</a>.
+     *
+     * @throws dev.semaphore.redis.LeaseLostException if the lease had expired before it was released
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) return;
+        try {
+            release().join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException cause) throw cause;
+            throw e;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedisPermit(" + lease + (release.get() != null ? ", released)" : ", held)");
+    }
+}

@@ -1,0 +1,227 @@
+/*
+ * A semaphore and a lock shared by many JVMs through one Redis server. The public contract is here;
+ * RedisSemaphoreClient.kt holds the connections, RedisSemaphoreHandle.kt the per-semaphore client
+ * side, and the server side is a set of Lua scripts (the .lua resources in dev/semaphore/redis).
+ *
+ * THE SERVER SIDE: the rules the scripts keep (lib.lua cites them).
+ * R1  Time is the server's: every expiry and deadline is computed in a script from Redis's TIME.
+ * R2  A semaphore is created by the first script that touches it, with the total its caller configured;
+ *     a caller configured with another total is refused (nothing changes). The fencing counter starts
+ *     at the server's time in microseconds.
+ * R3  Strict FIFO, whole grants: a request is granted at once only if nobody is queued and it fits;
+ *     otherwise it joins the line. After every change that frees permits, the head of the line is
+ *     granted all its permits if they fit, then the next, and so on; the first that does not fit stops
+ *     the loop (so a large request is never starved by small ones). Grants are published on the
+ *     semaphore's channel.
+ * R4  Every grant is a lease: an id (the request's), a permit count, a fencing token (the semaphore's
+ *     counter, incremented for every grant: strictly increasing across all grants) and an expiry.
+ * R5  Every script first ends the leases past their expiry and drops the queued requests past their
+ *     heartbeat deadline, then grants what that freed (R3). A live holder renews its lease; a live
+ *     waiter's client sends heartbeats; so only a dead (or cut off) one loses its place or its permits.
+ * R6  Every script is idempotent per request id: a command repeated after a reconnect gets the same
+ *     answer and changes nothing more. An ended id is remembered for 10 minutes (why it ended).
+ * R7  Wake-ups are by pub/sub; the heartbeat of queued requests also answers where each one is, so a
+ *     lost message delays a grant by at most one heartbeat interval.
+ * R8  A request that gives up leaves the line; if it was granted in the same instant, a cancelled
+ *     caller hands the lease back and a timed-out caller takes it (tryAcquire returns it). A grant is
+ *     taken by its caller or handed back, never both, never neither.
+ */
+package dev.semaphore.redis
+
+import kotlinx.coroutines.CoroutineScope
+import kotlin.time.Duration
+import kotlin.time.Duration.Companion.seconds
+import kotlin.time.TimeMark
+
+/**
+ * A counting semaphore of [permits] permits shared, under one [name], by every JVM connected to the
+ * same Redis server, with the guarantees of the local `dev.semaphore.Semaphore` where they can hold
+ * across machines: one first-in-first-out line for all JVMs, requests for several permits granted whole
+ * at the head of the line, no barging by [tryAcquire], a request larger than the total refused at once.
+ *
+ * Every grant is a [Lease] that ends at its expiry unless renewed: a holder that dies loses its permits
+ * after at most one lease time, and they go to the next in line. Use [withPermit], which renews the
+ * lease while its block runs and tells the block (cancels it with [LeaseLostException]) if the lease
+ * is lost. A holder that may be paused for longer than a lease (a long GC, a stopped process) must
+ * pass the lease's [Lease.fencingToken] to the resource it protects, which rejects a token lower than
+ * one it has seen.
+ *
+ * Get one from [RedisSemaphoreClient.semaphore]. Methods are safe to call from any coroutine.
+ */
+public interface RedisSemaphore {
+    /** The semaphore's name on the server. */
+    public val name: String
+
+    /** The total number of permits, as configured. */
+    public val permits: Int
+
+    /**
+     * Waits in line for [permits] permits and returns their lease. Cancelling the caller withdraws the
+     * request; a grant that raced the cancellation is handed back (R8).
+     * @throws IllegalArgumentException if [permits] < 1 or more than the total (nothing is queued).
+     * @throws dev.semaphore.SemaphoreClosedException if this handle is or becomes closed.
+     * @throws QueuedRequestLostException if the server dropped the request from the line because its
+     *   heartbeats did not arrive (this client was cut off for longer than the waiter time to live).
+     */
+    public suspend fun acquire(permits: Int = 1): Lease
+
+    /**
+     * Takes [permits] permits now if nobody is queued and they are free (one round trip); null otherwise.
+     * @throws IllegalArgumentException if [permits] < 1 or more than the total.
+     */
+    public suspend fun tryAcquire(permits: Int = 1): Lease?
+
+    /**
+     * Waits at most [timeout] (coroutine time) for [permits] permits; null if the time ran out, with
+     * nothing held and nothing queued. A grant that raced the timeout is returned, not lost (R8).
+     * Zero or negative: as [tryAcquire].
+     */
+    public suspend fun tryAcquire(permits: Int, timeout: Duration): Lease?
+
+    /**
+     * Ends [lease] and gives its permits back to the head of the line.
+     * @throws LeaseLostException if the lease had expired (its permits already went to others).
+     * @throws IllegalStateException if it was already released, or is unknown to this semaphore.
+     * @throws IllegalArgumentException if [lease] belongs to another semaphore.
+     */
+    public suspend fun release(lease: Lease)
+
+    /**
+     * Extends [lease] by one lease time from now (server time).
+     * @throws LeaseLostException if it expired or was released.
+     */
+    public suspend fun renew(lease: Lease)
+
+    /** Permits free now (after the server ended what had expired). */
+    public suspend fun availablePermits(): Int
+
+    /** Requests waiting in line now, from every JVM. */
+    public suspend fun queueLength(): Int
+
+    /**
+     * Closes this handle: its waiting callers fail with `SemaphoreClosedException` and leave the line;
+     * later [acquire] and [tryAcquire] calls throw it. Leases stay valid: [release] and [renew] keep
+     * working. The semaphore on the server, and other handles on it, are not affected.
+     */
+    public fun close()
+}
+
+/**
+ * A first-in-first-out lock shared by every JVM on the same Redis server: a [RedisSemaphore] of one
+ * permit whose [Lease] is the owner (it has no other notion of owner; it is not reentrant: locking
+ * again while holding waits for yourself until your lease expires). The same name as a
+ * [RedisSemaphore] of 1 permit is the same line.
+ */
+public interface RedisLock {
+    public val name: String
+
+    /** Waits in line for the lock; see [RedisSemaphore.acquire]. */
+    public suspend fun lock(): Lease
+
+    /** Takes the lock now if it is free and nobody is queued; null otherwise. */
+    public suspend fun tryLock(): Lease?
+
+    /** Waits at most [timeout]; see [RedisSemaphore.tryAcquire]. */
+    public suspend fun tryLock(timeout: Duration): Lease?
+
+    /** Unlocks; see [RedisSemaphore.release]. */
+    public suspend fun unlock(lease: Lease)
+
+    /** See [RedisSemaphore.renew]. */
+    public suspend fun renew(lease: Lease)
+
+    public suspend fun isLocked(): Boolean
+
+    public suspend fun queueLength(): Int
+
+    /** See [RedisSemaphore.close]. */
+    public fun close()
+}
+
+/**
+ * A grant: [permits] permits of semaphore [semaphoreName], until it is released or expires.
+ * [fencingToken] is strictly greater than the token of every earlier grant of the same semaphore.
+ */
+public class Lease internal constructor(
+    public val semaphoreName: String,
+    public val id: String,
+    public val permits: Int,
+    public val fencingToken: Long,
+    /** When the lease ends unless renewed, as last told by the server, measured on this JVM's monotonic clock. */
+    @Volatile internal var expiresAt: TimeMark,
+) {
+    /** The request's number in the line if it queued (the server's order of requests), 0 if granted at once. */
+    @Volatile internal var queueNumber: Long = 0
+
+    /** Set by the first release call (cleared again if it could not reach the server). */
+    internal val releasing = java.util.concurrent.atomic.AtomicBoolean()
+
+    /** The time left before the lease ends unless renewed, by the last answer of the server. */
+    public val remaining: Duration get() = -expiresAt.elapsedNow()
+
+    override fun toString(): String =
+        "Lease(semaphore=$semaphoreName, id=$id, permits=$permits, fencingToken=$fencingToken, remaining=$remaining)"
+}
+
+/**
+ * A lease ended while its holder still believed it held it: it expired (its renewals did not reach
+ * the server in time, or the holder was paused past its expiry), or the server lost it (restarted
+ * without persistence). Its permits may already be held by others.
+ */
+public class LeaseLostException(message: String, cause: Throwable? = null) : IllegalStateException(message, cause)
+
+/**
+ * A queued request was dropped by the server because its heartbeats stopped arriving for longer than
+ * [RedisSemaphoreConfig.waiterTimeToLive] (or the server lost its data); nothing is held.
+ */
+public class QueuedRequestLostException(message: String) : IllegalStateException(message)
+
+/**
+ * Timings of a [RedisSemaphore]; all are measured by the server except the intervals at which this
+ * client acts.
+ * @property leaseTime how long a grant lasts unless renewed; a dead holder's permits come back after at most this.
+ * @property renewInterval how often [withPermit] renews the lease while its block runs.
+ * @property waiterTimeToLive how long a queued request stays in line without a heartbeat; a dead
+ *   waiter leaves the line after at most this.
+ * @property heartbeatInterval how often this client sends the heartbeat of its queued requests, which
+ *   also re-checks for a grant whose pub/sub message was lost.
+ * @throws IllegalArgumentException if a time is under 1 ms, or an interval is not shorter than what it refreshes.
+ */
+public class RedisSemaphoreConfig(
+    public val leaseTime: Duration = 30.seconds,
+    public val renewInterval: Duration = leaseTime / 3,
+    public val waiterTimeToLive: Duration = 10.seconds,
+    public val heartbeatInterval: Duration = waiterTimeToLive / 5,
+) {
+    init {
+        require(leaseTime.inWholeMilliseconds >= 1) { "leaseTime must be at least 1ms, was $leaseTime" }
+        require(waiterTimeToLive.inWholeMilliseconds >= 1) { "waiterTimeToLive must be at least 1ms, was $waiterTimeToLive" }
+        require(renewInterval.isPositive() && renewInterval < leaseTime) {
+            "renewInterval must be positive and shorter than leaseTime ($leaseTime), was $renewInterval"
+        }
+        require(heartbeatInterval.isPositive() && heartbeatInterval < waiterTimeToLive) {
+            "heartbeatInterval must be positive and shorter than waiterTimeToLive ($waiterTimeToLive), was $heartbeatInterval"
+        }
+    }
+
+    override fun toString(): String =
+        "RedisSemaphoreConfig(leaseTime=$leaseTime, renewInterval=$renewInterval, " +
+            "waiterTimeToLive=$waiterTimeToLive, heartbeatInterval=$heartbeatInterval)"
+}
+
+/**
+ * Runs [block] holding [permits] permits, renewing the lease every [RedisSemaphoreConfig.renewInterval]
+ * while it runs, and releases them after it, however it ends. If the lease is lost (the server says
+ * it expired, or renewals fail until its expiry passes), [block] is cancelled and this throws
+ * [LeaseLostException]; a block that finished while its lease had already expired gets it too.
+ * A release that gets no answer before the lease would expire is abandoned: the permits come back
+ * at the expiry, and the block's result stands.
+ */
+public suspend fun <T> RedisSemaphore.withPermit(permits: Int = 1, block: suspend CoroutineScope.(Lease) -> T): T =
+    handle().withLease(acquire(permits), block)
+
+/** [withPermit] for a [RedisLock]. */
+public suspend fun <T> RedisLock.withLock(block: suspend CoroutineScope.(Lease) -> T): T = asSemaphore().withPermit(1, block)
+
+internal fun RedisSemaphore.handle(): RedisSemaphoreHandle =
+    this as? RedisSemaphoreHandle ?: throw IllegalArgumentException("not a RedisSemaphore of this library: $this")

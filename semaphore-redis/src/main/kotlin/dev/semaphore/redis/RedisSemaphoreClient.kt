@@ -1,0 +1,172 @@
+package dev.semaphore.redis
+
+import io.lettuce.core.RedisClient
+import io.lettuce.core.RedisCommandExecutionException
+import io.lettuce.core.RedisNoScriptException
+import io.lettuce.core.ScriptOutputType
+import io.lettuce.core.api.StatefulRedisConnection
+import io.lettuce.core.pubsub.RedisPubSubAdapter
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.future.await
+import java.security.MessageDigest
+import java.security.SecureRandom
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicLong
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.TimeSource
+
+/**
+ * The connections to one Redis server that every [RedisSemaphore] and [RedisLock] made here shares:
+ * one for commands (one Lua script per operation) and one for pub/sub (one subscription per semaphore
+ * name, shared by every coroutine of this JVM waiting on it). Lettuce reconnects both after a drop and
+ * re-subscribes; the scripts are idempotent per request (R6), so a command it repeats is harmless.
+ *
+ * Close it when done: it closes its handles (their waiters fail and leave the line) and the connections.
+ */
+public class RedisSemaphoreClient private constructor(
+    private val redis: RedisClient,
+) : AutoCloseable {
+    internal val commands: StatefulRedisConnection<String, String> = redis.connect()
+    private val pubSub: StatefulRedisPubSubConnection<String, String> = redis.connectPubSub()
+
+    /** Heartbeats and renewals run here; closed with the client. */
+    internal val background: CoroutineScope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
+
+    private val clientId: String = ByteArray(8).also { SecureRandom().nextBytes(it) }.joinToString("") { "%02x".format(it) }
+    private val requestCounter = AtomicLong()
+
+    /** Every request of this client now waiting for a grant, by id (ids are unique across clients). */
+    private val waiting = ConcurrentHashMap<String, CompletableDeferred<Lease>>()
+    private val subscriptions = ConcurrentHashMap<String, CompletableDeferred<Unit>>()
+    private val handles = ConcurrentHashMap.newKeySet<AutoCloseable>()
+
+    init {
+        pubSub.addListener(object : RedisPubSubAdapter<String, String>() {
+            override fun message(channel: String, message: String) = onGrants(channel, message)
+        })
+    }
+
+    /**
+     * A handle on the semaphore [name] of [permits] permits (created on the server by its first use).
+     * @throws IllegalArgumentException if [name] is empty or contains `{` or `}`, or [permits] < 1.
+     */
+    public fun semaphore(name: String, permits: Int, config: RedisSemaphoreConfig = RedisSemaphoreConfig()): RedisSemaphore {
+        require(permits >= 1) { "permits must be at least 1, was $permits" }
+        return RedisSemaphoreHandle(this, checkName(name), permits, config).also { handles += it }
+    }
+
+    /** A handle on the lock [name]: the semaphore [name] of 1 permit. */
+    public fun lock(name: String, config: RedisSemaphoreConfig = RedisSemaphoreConfig()): RedisLock =
+        RedisLockHandle(RedisSemaphoreHandle(this, checkName(name), 1, config).also { handles += it })
+
+    override fun close() {
+        handles.forEach { it.close() }
+        background.cancel()
+        pubSub.close()
+        commands.close()
+        redis.shutdown()
+    }
+
+    internal fun forget(handle: AutoCloseable) {
+        handles -= handle
+    }
+
+    internal fun newRequestId(): String = "$clientId-${requestCounter.incrementAndGet()}"
+
+    /** Registers [id] before its request is sent, so that a grant published before the reply is not missed. */
+    internal fun expect(id: String): CompletableDeferred<Lease> = CompletableDeferred<Lease>().also { waiting[id] = it }
+
+    internal fun stopExpecting(id: String) {
+        waiting.remove(id)
+    }
+
+    internal fun waiterFor(id: String): CompletableDeferred<Lease>? = waiting[id]
+
+    internal suspend fun subscribe(channel: String) {
+        val mine = CompletableDeferred<Unit>()
+        val existing = subscriptions.putIfAbsent(channel, mine)
+        if (existing != null) return existing.await()
+        try {
+            pubSub.async().subscribe(channel).await()
+            mine.complete(Unit)
+        } catch (e: Throwable) {
+            subscriptions.remove(channel, mine)
+            mine.completeExceptionally(e)
+            throw e
+        }
+    }
+
+    /** A message of grants: "id:permits:token:remainingMs", comma-separated (R3, R4). */
+    private fun onGrants(channel: String, message: String) {
+        val received = TimeSource.Monotonic.markNow()
+        val name = channel.substringAfter('{').substringBeforeLast('}')
+        for (grant in message.split(',')) {
+            val id = grant.substringBefore(':')
+            waiting[id]?.complete(parseLease(name, grant, received))
+        }
+    }
+
+    /** Runs [script] (by its SHA; loading it again if the server lost its script cache, e.g. after a restart). */
+    internal suspend fun <T> run(script: Script, output: ScriptOutputType, keys: Array<String>, args: Array<String>): T {
+        val async = commands.async()
+        return try {
+            try {
+                async.evalsha<T>(script.sha, output, keys, *args).await()
+            } catch (e: RedisNoScriptException) {
+                async.eval<T>(script.text, output, keys, *args).await()
+            }
+        } catch (e: RedisCommandExecutionException) {
+            val message = e.message ?: throw e
+            when {
+                message.startsWith("PERMITS ") -> throw IllegalArgumentException(message.removePrefix("PERMITS "))
+                message.startsWith("TOTAL_MISMATCH ") -> throw IllegalStateException(message.removePrefix("TOTAL_MISMATCH "))
+                else -> throw e
+            }
+        }
+    }
+
+    override fun toString(): String = "RedisSemaphoreClient(id=$clientId, handles=${handles.size}, waiting=${waiting.size})"
+
+    public companion object {
+        /** Connects to the Redis server at [redisUri], e.g. `redis://127.0.0.1:6379`. */
+        @JvmStatic
+        public fun connect(redisUri: String): RedisSemaphoreClient = RedisSemaphoreClient(RedisClient.create(redisUri))
+
+        private fun checkName(name: String): String {
+            require(name.isNotEmpty() && '{' !in name && '}' !in name) {
+                "a semaphore name must be non-empty and without '{' or '}' (they delimit the hash slot), was \"$name\""
+            }
+            return name
+        }
+    }
+}
+
+/** One Lua script: the shared part (lib.lua) followed by the operation's own. */
+internal class Script private constructor(val text: String) {
+    val sha: String = MessageDigest.getInstance("SHA-1").digest(text.toByteArray()).joinToString("") { "%02x".format(it) }
+
+    companion object {
+        private fun resource(name: String): String =
+            Script::class.java.getResource(name)?.readText() ?: error("missing script resource $name")
+
+        private val lib = resource("lib.lua")
+
+        val acquire = Script(lib + resource("acquire.lua"))
+        val heartbeat = Script(lib + resource("heartbeat.lua"))
+        val cancel = Script(lib + resource("cancel.lua"))
+        val release = Script(lib + resource("release.lua"))
+        val renew = Script(lib + resource("renew.lua"))
+        val state = Script(lib + resource("state.lua"))
+    }
+}
+
+/** Parses "id:permits:token:remainingMs" (where() and grant messages, lib.lua) into a lease. */
+internal fun parseLease(semaphore: String, grant: String, sentOrReceived: kotlin.time.TimeMark): Lease {
+    val (id, permits, token, remaining) = grant.split(':')
+    return Lease(semaphore, id, permits.toInt(), token.toLong(), sentOrReceived + remaining.toLong().milliseconds)
+}

@@ -1,0 +1,283 @@
+package dev.semaphore.redis
+
+import dev.semaphore.SemaphoreClosedException
+import io.lettuce.core.ScriptOutputType
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeoutOrNull
+import kotlin.time.Duration
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.TimeSource
+
+/**
+ * This JVM's side of one semaphore on the server: it sends one script per operation (the rules are
+ * R1..R8 in RedisSemaphore.kt), keeps the heartbeat of its queued requests while there are any, and
+ * renews the leases of [withPermit] blocks.
+ */
+internal class RedisSemaphoreHandle(
+    val client: RedisSemaphoreClient,
+    override val name: String,
+    override val permits: Int,
+    private val config: RedisSemaphoreConfig,
+) : RedisSemaphore, AutoCloseable {
+    private val keys = arrayOf("s", "q", "w", "wx", "l", "lx", "e", "ex").map { "dsem:{$name}:$it" }.toTypedArray()
+    private val channel = "dsem:{$name}:wake"
+    private val leaseMs = config.leaseTime.inWholeMilliseconds.toString()
+    private val waiterTtlMs = config.waiterTimeToLive.inWholeMilliseconds.toString()
+
+    /** This handle's requests now queued on the server; guarded by `this`. */
+    private val queued = LinkedHashSet<String>()
+    private var heartbeat: Job? = null
+
+    @Volatile
+    private var closed = false
+
+    override suspend fun acquire(permits: Int): Lease = request(permits, null)!!
+
+    override suspend fun tryAcquire(permits: Int): Lease? {
+        checkRequest(permits)
+        val sent = TimeSource.Monotonic.markNow()
+        val id = client.newRequestId()
+        val reply = try {
+            script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
+        } catch (e: CancellationException) { // the request may have been granted: hand it back (R8)
+            withContext(NonCancellable) { runCatching { script(Script.cancel, id, "1") } }
+            throw e
+        }
+        return if (reply.startsWith("G:")) parseLease(name, reply.substring(2), sent) else null
+    }
+
+    override suspend fun tryAcquire(permits: Int, timeout: Duration): Lease? =
+        if (timeout.isPositive()) request(permits, timeout) else tryAcquire(permits)
+
+    /** Joins the line; waits without limit (null [timeout]) or at most [timeout]. */
+    private suspend fun request(permits: Int, timeout: Duration?): Lease? {
+        checkRequest(permits)
+        client.subscribe(channel) // before the request: its grant may be published before the reply
+        val id = client.newRequestId()
+        val grant = client.expect(id)
+        try {
+            val sent = TimeSource.Monotonic.markNow()
+            val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
+            when {
+                reply.startsWith("G:") -> return parseLease(name, reply.substring(2), sent)
+                !reply.startsWith("Q") -> error("unexpected answer to a request for $permits permits of $name: $reply")
+            }
+            val queueNumber = reply.substringAfter(':', "0").toLong()
+            startHeartbeat(id)
+            if (closed) grant.completeExceptionally(closedException())
+            val lease = if (timeout == null) grant.await() else withTimeoutOrNull(timeout) { grant.await() }
+            if (lease != null) return lease.also { it.queueNumber = queueNumber }
+            // Timed out: leave the line, taking a grant that won the race (R8).
+            val sentCancel = TimeSource.Monotonic.markNow()
+            val answer = withContext(NonCancellable) { script(Script.cancel, id, "0") }
+            return if (answer.startsWith("G:")) parseLease(name, answer.substring(2), sentCancel).also { it.queueNumber = queueNumber } else null
+        } catch (e: Throwable) {
+            // Cancelled or failed: leave the line, handing back a grant that raced us (R8). If the server
+            // cannot be reached, the request is dropped after waiterTimeToLive, a grant after leaseTime.
+            withContext(NonCancellable) {
+                try {
+                    script(Script.cancel, id, "1")
+                } catch (secondary: Exception) {
+                    if (secondary !== e) e.addSuppressed(secondary)
+                }
+            }
+            throw e
+        } finally {
+            client.stopExpecting(id)
+            synchronized(this) { queued -= id }
+        }
+    }
+
+    override suspend fun release(lease: Lease) {
+        releaseReportingLastToken(lease)
+    }
+
+    /** [release]; returns the last fencing token granted before the release (the tests' history checker uses it). */
+    suspend fun releaseReportingLastToken(lease: Lease): Long {
+        checkOwn(lease)
+        check(lease.releasing.compareAndSet(false, true)) { "$lease was already released" }
+        val answer = try {
+            script(Script.release, lease.id)
+        } catch (e: Exception) {
+            lease.releasing.set(false) // not settled: the caller may try again
+            throw e
+        }
+        return when {
+            answer.startsWith("R:") -> answer.substring(2).toLong()
+            answer == "E:released" -> -1L // our own earlier attempt, repeated by a reconnect (R6)
+            answer == "E:expired" -> throw LeaseLostException("$lease expired before it was released; its permits already went back")
+            else -> throw IllegalStateException("$lease is not held in $name: ${describeEnd(answer)}")
+        }
+    }
+
+    override suspend fun renew(lease: Lease) {
+        checkOwn(lease)
+        val sent = TimeSource.Monotonic.markNow()
+        val answer = script(Script.renew, lease.id, leaseMs)
+        if (answer.startsWith("G:")) {
+            lease.expiresAt = parseLease(name, answer.substring(2), sent).expiresAt
+        } else {
+            throw LeaseLostException("$lease can no longer be renewed: ${describeEnd(answer)}")
+        }
+    }
+
+    override suspend fun availablePermits(): Int = state()[0].toInt()
+
+    override suspend fun queueLength(): Int = state()[1].toInt()
+
+    private suspend fun state(): List<Long> =
+        client.run(Script.state, ScriptOutputType.MULTI, keys, arrayOf(permits.toString(), channel))
+
+    override fun close() {
+        closed = true
+        client.forget(this)
+        val ids = synchronized(this) { queued.toList() }
+        for (id in ids) client.waiterFor(id)?.completeExceptionally(closedException())
+    }
+
+    /** [withPermit]'s body: runs [block] while renewing [lease], then releases it. */
+    suspend fun <T> withLease(lease: Lease, block: suspend CoroutineScope.(Lease) -> T): T {
+        val result = try {
+            coroutineScope {
+                val renewer = launch { keepRenewed(lease) }
+                try {
+                    block(lease)
+                } finally {
+                    renewer.cancel()
+                }
+            }
+        } catch (e: Throwable) {
+            if (e !is LeaseLostException) { // a lost lease has nothing left to release
+                val secondary = withContext(NonCancellable) { releaseWhileItLasts(lease) }
+                if (secondary != null && secondary !== e) e.addSuppressed(secondary)
+            }
+            throw e
+        }
+        val failure = withContext(NonCancellable) { releaseWhileItLasts(lease) }
+        if (failure is LeaseLostException) throw failure // it had expired before the block ended
+        return result
+    }
+
+    /**
+     * Releases [lease], waiting for the server no longer than the lease lasts (the permits come back at
+     * its expiry anyway, and Lettuce would wait for its command timeout); returns what went wrong.
+     */
+    private suspend fun releaseWhileItLasts(lease: Lease): Exception? = try {
+        withTimeoutOrNull(maxOf(lease.remaining, 1.milliseconds)) { release(lease) }
+        null
+    } catch (e: Exception) {
+        e
+    }
+
+    /**
+     * Renews [lease] every renewInterval; throws LeaseLostException when it is lost: when the server
+     * says so, or when no renewal succeeded before the lease's expiry (as last told by the server,
+     * measured here), whether the renewals failed or got no answer (a connection being re-established).
+     */
+    private suspend fun keepRenewed(lease: Lease) {
+        var lastError: Exception? = null
+        while (true) {
+            delay(if (lastError == null) config.renewInterval else minOf(config.renewInterval, lease.remaining / 4))
+            val answered = try {
+                withTimeoutOrNull(lease.remaining) { renew(lease) } != null
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: LeaseLostException) {
+                throw e
+            } catch (e: Exception) { // the server is unreachable: keep trying until the lease must have ended
+                lastError = e
+                false
+            }
+            if (answered) {
+                lastError = null
+            } else if (!lease.remaining.isPositive()) {
+                throw LeaseLostException("$lease expired before a renewal reached the server", lastError)
+            }
+        }
+    }
+
+    private fun startHeartbeat(id: String) = synchronized(this) {
+        queued += id
+        if (heartbeat?.isActive != true) heartbeat = client.background.launch { beat() }
+    }
+
+    /** Sends the heartbeat of this handle's queued requests while there are any (R5, R7). */
+    private suspend fun beat() {
+        while (true) {
+            delay(config.heartbeatInterval)
+            val ids = synchronized(this) {
+                if (queued.isEmpty()) {
+                    heartbeat = null
+                    return
+                }
+                queued.toTypedArray()
+            }
+            val sent = TimeSource.Monotonic.markNow()
+            val places: List<String> = try {
+                client.run(Script.heartbeat, ScriptOutputType.MULTI, keys, arrayOf(permits.toString(), channel, waiterTtlMs, *ids))
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                continue // unreachable now; the request stays in line until waiterTimeToLive
+            }
+            for ((i, place) in places.withIndex()) {
+                val waiter = client.waiterFor(ids[i]) ?: continue
+                when {
+                    place == "Q" -> {}
+                    place.startsWith("G:") -> waiter.complete(parseLease(name, place.substring(2), sent))
+                    else -> waiter.completeExceptionally(
+                        QueuedRequestLostException("request ${ids[i]} for $name left the line: ${describeEnd(place)}"),
+                    )
+                }
+            }
+        }
+    }
+
+    private suspend fun script(script: Script, vararg args: String): String =
+        client.run(script, ScriptOutputType.VALUE, keys, arrayOf(permits.toString(), channel, *args))
+
+    fun checkRequest(permits: Int) {
+        require(permits in 1..this.permits) {
+            "permits must be between 1 and the total (${this.permits}), was $permits"
+        }
+        if (closed) throw closedException()
+    }
+
+    private fun checkOwn(lease: Lease) =
+        require(lease.semaphoreName == name) { "$lease belongs to semaphore ${lease.semaphoreName}, not $name" }
+
+    private fun closedException() = SemaphoreClosedException("this handle on $name was closed", null)
+
+    private fun describeEnd(answer: String): String = when (answer) {
+        "E:expired" -> "it expired (the server's time passed its expiry before a renewal arrived)"
+        "E:released" -> "it was released"
+        "E:purged" -> "its heartbeats stopped reaching the server for longer than ${config.waiterTimeToLive}"
+        "E:cancelled" -> "it was cancelled"
+        "U" -> "the server does not know it (restarted without persistence, or the keys were deleted)"
+        else -> "the server answered $answer"
+    }
+
+    override fun toString(): String = "RedisSemaphore(name=$name, permits=$permits, $config)"
+}
+
+/** A [RedisLock]: a [RedisSemaphoreHandle] of one permit. */
+internal class RedisLockHandle(val semaphore: RedisSemaphoreHandle) : RedisLock, AutoCloseable {
+    override val name: String get() = semaphore.name
+    override suspend fun lock(): Lease = semaphore.acquire(1)
+    override suspend fun tryLock(): Lease? = semaphore.tryAcquire(1)
+    override suspend fun tryLock(timeout: Duration): Lease? = semaphore.tryAcquire(1, timeout)
+    override suspend fun unlock(lease: Lease) = semaphore.release(lease)
+    override suspend fun renew(lease: Lease) = semaphore.renew(lease)
+    override suspend fun isLocked(): Boolean = semaphore.availablePermits() == 0
+    override suspend fun queueLength(): Int = semaphore.queueLength()
+    override fun close() = semaphore.close()
+    override fun toString(): String = "RedisLock(name=$name)"
+}

@@ -1,0 +1,290 @@
+package dev.semaphore.redis.async;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.semaphore.SemaphoreClosedException;
+import dev.semaphore.redis.LeaseLostException;
+import dev.semaphore.redis.LocalRedisServer;
+import dev.semaphore.redis.RedisSemaphoreClient;
+import dev.semaphore.redis.RedisSemaphoreConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.IntSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The Java front-end, as a Java caller uses it, on a real redis-server; two clients stand for two JVMs. */
+class AsyncRedisSemaphoreTest {
+    private static LocalRedisServer server;
+    private static RedisSemaphoreClient a;
+    private static RedisSemaphoreClient b;
+    private static int names;
+
+    @BeforeAll
+    static void start() {
+        server = LocalRedisServer.Companion.start(false);
+        a = RedisSemaphoreClient.connect(server.getUri());
+        b = RedisSemaphoreClient.connect(server.getUri());
+    }
+
+    @AfterAll
+    static void stop() {
+        a.close();
+        b.close();
+        server.close();
+    }
+
+    private static String fresh(String prefix) {
+        return prefix + "-" + (++names);
+    }
+
+    /** Waits (at most 20 s) until {@code count} reaches {@code expected}. */
+    private static void awaitCount(IntSupplier count, int expected) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (count.getAsInt() != expected) {
+            assertTrue(System.nanoTime() < deadline, "still " + count.getAsInt() + ", expected " + expected);
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void tryWithResourcesReleasesAndTokensIncrease() {
+        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("twr"), 2);
+        long first;
+        try (RedisPermit p = s.acquire(2).join()) {
+            first = p.fencingToken();
+            assertEquals(2, p.permits());
+            assertEquals(0, s.availablePermits().join());
+            assertTrue(p.remaining().toMillis() > 0);
+        }
+        assertEquals(2, s.availablePermits().join());
+        try (RedisPermit p = s.acquire().join()) {
+            assertTrue(p.fencingToken() > first);
+        }
+    }
+
+    @Test
+    void fifoAcrossTwoClients() throws InterruptedException {
+        String name = fresh("fifo");
+        AsyncRedisSemaphore[] handles = {AsyncRedisSemaphore.create(a, name, 1), AsyncRedisSemaphore.create(b, name, 1)};
+        RedisPermit holder = handles[0].acquire().join();
+        List<Integer> order = new CopyOnWriteArrayList<>();
+        List<CompletableFuture<Void>> done = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            int me = i;
+            done.add(handles[i % 2].acquire().thenCompose(p -> {
+                order.add(me);
+                return p.release();
+            }));
+            awaitCount(() -> handles[0].queueLength().join(), i + 1);
+        }
+        holder.close();
+        CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).join();
+        assertEquals(List.of(0, 1, 2, 3, 4, 5), order);
+        assertEquals(1, handles[1].availablePermits().join());
+    }
+
+    @Test
+    void aTimedAcquireThatTimesOutHoldsNothing() {
+        String name = fresh("timeout");
+        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
+        try (RedisPermit held = s.acquire().join()) {
+            CompletionException e = assertThrows(CompletionException.class,
+                () -> AsyncRedisSemaphore.create(b, name, 1).acquire(1, Duration.ofMillis(200)).join());
+            assertInstanceOf(TimeoutException.class, e.getCause());
+            assertEquals(0, s.queueLength().join());
+            assertEquals(1, held.permits());
+        }
+        assertEquals(1, s.availablePermits().join());
+    }
+
+    @Test
+    void cancellingAPendingFutureWithdrawsTheRequest() throws InterruptedException {
+        String name = fresh("cancel");
+        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
+        RedisPermit held = s.acquire().join();
+        CompletableFuture<RedisPermit> pending = AsyncRedisSemaphore.create(b, name, 1).acquire();
+        awaitCount(() -> s.queueLength().join(), 1);
+        assertTrue(pending.cancel(true));
+        awaitCount(() -> s.queueLength().join(), 0);
+        held.close();
+        assertEquals(1, s.availablePermits().join());
+    }
+
+    @Test
+    void futuresCancelledAtAnyMomentLeaveNothingHeldOrQueued() throws InterruptedException {
+        String name = fresh("storm");
+        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 2);
+        AsyncRedisSemaphore other = AsyncRedisSemaphore.create(b, name, 2);
+        List<Function<Integer, CompletableFuture<?>>> kinds = List.of(
+            i -> s.acquire(2), i -> other.tryAcquire(1), i -> other.acquire(1, Duration.ofSeconds(5)));
+        for (Function<Integer, CompletableFuture<?>> kind : kinds) {
+            int cancelled = 0;
+            for (int i = 0; i < 100; i++) {
+                CompletableFuture<?> f = kind.apply(i);
+                long spin = System.nanoTime() + (i % 20) * 100_000L; // cancel before, during or after the round trip
+                while (System.nanoTime() < spin) Thread.onSpinWait();
+                if (f.cancel(true)) {
+                    cancelled++;
+                } else if (f.join() instanceof RedisPermit p) {
+                    p.close();
+                } else if (f.join() instanceof Optional<?> o && o.isPresent()) {
+                    ((RedisPermit) o.get()).close();
+                }
+            }
+            // A lease lost by a cancelled future stays held for the lease time (30 s), past this deadline.
+            awaitCount(() -> s.availablePermits().join(), 2);
+            assertEquals(0, s.queueLength().join());
+            assertTrue(cancelled > 0, "no future was cancelled");
+        }
+    }
+
+    @Test
+    void aClosedHandleFailsItsPendingFutureAndLeavesTheLine() throws InterruptedException {
+        String name = fresh("closed");
+        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
+        AsyncRedisSemaphore closing = AsyncRedisSemaphore.create(b, name, 1);
+        try (RedisPermit held = s.acquire().join()) {
+            CompletableFuture<RedisPermit> pending = closing.acquire();
+            awaitCount(() -> s.queueLength().join(), 1);
+            closing.close();
+            CompletionException e = assertThrows(CompletionException.class, pending::join);
+            assertInstanceOf(SemaphoreClosedException.class, e.getCause());
+            assertEquals(0, s.queueLength().join());
+            assertThrows(SemaphoreClosedException.class, closing::acquire);
+            assertEquals(1, held.permits());
+        }
+        assertEquals(1, s.availablePermits().join());
+    }
+
+    @Test
+    void closingAnExpiredPermitThrowsLeaseLostOnceAndRenewingFails() throws InterruptedException {
+        RedisSemaphoreConfig shortLease = AsyncRedisSemaphore.config(Duration.ofMillis(300), null, Duration.ofSeconds(10), null);
+        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("expired"), 1, shortLease);
+        RedisPermit p = s.acquire().join();
+        assertTrue(p.remaining().compareTo(Duration.ofMillis(300)) <= 0);
+        awaitCount(() -> s.availablePermits().join(), 1); // the server ended the lease at its expiry
+        CompletionException renew = assertThrows(CompletionException.class, () -> p.renew().join());
+        assertInstanceOf(LeaseLostException.class, renew.getCause());
+        LeaseLostException lost = assertThrows(LeaseLostException.class, p::close);
+        assertTrue(lost.getMessage().contains(p.id()), lost.getMessage());
+        p.close(); // later calls do nothing
+        assertEquals(1, s.availablePermits().join());
+    }
+
+    @Test
+    void withPermitReleasesOnSuccessAndOnAFailedStage() {
+        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("with"), 1);
+        assertEquals(7L, s.withPermit(1, lease -> CompletableFuture.completedFuture(lease.getPermits() + 6L)).join());
+        assertEquals(1, s.availablePermits().join());
+        CompletionException e = assertThrows(CompletionException.class,
+            () -> s.withPermit(1, lease -> CompletableFuture.failedFuture(new IllegalStateException("boom"))).join());
+        assertEquals("boom", e.getCause().getMessage());
+        assertEquals(1, s.availablePermits().join());
+    }
+
+    @Test
+    void closeTwiceReleasesOnce() {
+        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("twice"), 2);
+        RedisPermit p = s.acquire().join();
+        RedisPermit other = s.acquire().join();
+        assertTrue(p.fencingToken() < other.fencingToken());
+        p.close();
+        p.close();
+        assertSame(p.release(), p.release()); // released once: every call gets the first outcome
+        assertTrue(p.release().isDone() && !p.release().isCompletedExceptionally());
+        assertEquals(1, s.availablePermits().join()); // the other permit is still held
+        other.close();
+        assertEquals(2, s.availablePermits().join());
+    }
+
+    @Test
+    void lockIsFifoAcrossClients() throws InterruptedException {
+        String name = fresh("lock");
+        AsyncRedisLock la = AsyncRedisLock.create(a, name);
+        AsyncRedisLock lb = AsyncRedisLock.create(b, name);
+        RedisPermit first = la.lock().join();
+        assertTrue(la.isLocked().join());
+        assertTrue(lb.tryLock().join().isEmpty());
+        List<String> order = new CopyOnWriteArrayList<>();
+        CompletableFuture<String> second = lb.withLock(lease -> CompletableFuture.completedFuture(order.add("b") ? "b" : "?"));
+        awaitCount(() -> la.queueLength().join(), 1);
+        CompletableFuture<String> third = la.withLock(lease -> CompletableFuture.completedFuture(order.add("a") ? "a" : "?"));
+        awaitCount(() -> la.queueLength().join(), 2);
+        first.close();
+        assertEquals("b", second.join());
+        assertEquals("a", third.join());
+        assertEquals(List.of("b", "a"), order);
+        assertTrue(!la.isLocked().join());
+    }
+
+    private final List<Long> reports = new CopyOnWriteArrayList<>();
+
+    private void runReport(long fencingToken) {
+        reports.add(fencingToken);
+    }
+
+    private CompletableFuture<String> runReportAsync(long fencingToken) {
+        reports.add(fencingToken);
+        return CompletableFuture.completedFuture("report " + fencingToken);
+    }
+
+    private String readmeExample(String redisUri) {
+        // README example begins
+        RedisSemaphoreClient client = RedisSemaphoreClient.connect(redisUri); // one per JVM
+        AsyncRedisSemaphore connections = AsyncRedisSemaphore.create(client, "db-connections", 8);
+
+        try (RedisPermit permit = connections.acquire(1, Duration.ofSeconds(5)).join()) {
+            runReport(permit.fencingToken()); // close() releases, once
+        }
+        CompletableFuture<String> report = connections.withPermit(1, lease -> runReportAsync(lease.getFencingToken()));
+        // README example ends
+        String result = report.join();
+        assertEquals(8, connections.availablePermits().join());
+        client.close();
+        return result;
+    }
+
+    @Test
+    void theReadmeJavaExampleIsThisCodeVerbatimAndRuns() throws Exception {
+        String readme = Files.readString(Path.of("../README.md"));
+        String inReadme = readme.substring(readme.indexOf("## Across many JVMs"));
+        inReadme = inReadme.substring(inReadme.indexOf("```java\n") + 8);
+        inReadme = inReadme.substring(0, inReadme.indexOf("```"));
+        String source = Files.readString(Path.of("src/test/java/dev/semaphore/redis/async/AsyncRedisSemaphoreTest.java"));
+        String inCode = source.substring(source.indexOf("// README example begins\n") + 25, source.indexOf("        // README example ends"));
+        assertEquals(inReadme, inCode.lines().map(l -> l.startsWith("        ") ? l.substring(8) : l).reduce("", (x, l) -> x + l + "\n"));
+        String result = readmeExample(server.getUri());
+        assertEquals(2, reports.size());
+        assertTrue(reports.get(1) > reports.get(0));
+        assertEquals("report " + reports.get(1), result);
+    }
+
+    @Test
+    void badPermitCountsThrowAtTheCallAndChangeNothing() {
+        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("bad"), 2);
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> s.acquire(0));
+        assertTrue(zero.getMessage().contains("was 0"), zero.getMessage());
+        IllegalArgumentException three = assertThrows(IllegalArgumentException.class, () -> s.acquire(3, Duration.ofSeconds(1)));
+        assertTrue(three.getMessage().contains("was 3"), three.getMessage());
+        IllegalArgumentException minus = assertThrows(IllegalArgumentException.class, () -> s.tryAcquire(-1));
+        assertTrue(minus.getMessage().contains("was -1"), minus.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> s.withPermit(5, lease -> CompletableFuture.completedFuture(1)));
+        assertEquals(2, s.availablePermits().join());
+        assertEquals(0, s.queueLength().join());
+    }
+}

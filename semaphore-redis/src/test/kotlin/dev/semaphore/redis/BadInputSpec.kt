@@ -1,0 +1,74 @@
+package dev.semaphore.redis
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import kotlinx.coroutines.runBlocking
+import kotlin.reflect.KClass
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+
+/**
+ * The bad-input table: every row must throw the named exception with a message naming the bad value,
+ * and leave the semaphore exactly as before (free permits, queue, and the lease it holds).
+ */
+class BadInputSpec : FunSpec({
+    val server = LocalRedisServer.start()
+    val client = RedisSemaphoreClient.connect(server.uri)
+    afterSpec {
+        client.close()
+        server.close()
+    }
+    val s = client.semaphore("bad-input", 2)
+    val other = client.semaphore("bad-input-other", 1)
+    val held = runBlocking { s.acquire(1) }
+    val released = runBlocking { s.acquire(1).also { s.release(it) } }
+    val foreign = runBlocking { other.acquire(1) }
+
+    class Row(val what: String, val type: KClass<out Throwable>, val says: String, val action: suspend () -> Any?)
+
+    val rows = listOf(
+        Row("empty name", IllegalArgumentException::class, "was \"\"") { client.semaphore("", 1) },
+        Row("a name with a brace", IllegalArgumentException::class, "was \"a{b\"") { client.semaphore("a{b", 1) },
+        Row("a lock name with a brace", IllegalArgumentException::class, "was \"x}\"") { client.lock("x}") },
+        Row("0 permits in total", IllegalArgumentException::class, "was 0") { client.semaphore("bad-input", 0) },
+        Row("-3 permits in total", IllegalArgumentException::class, "was -3") { client.semaphore("bad-input", -3) },
+        Row("acquire(0)", IllegalArgumentException::class, "was 0") { s.acquire(0) },
+        Row("acquire(-1)", IllegalArgumentException::class, "was -1") { s.acquire(-1) },
+        Row("acquire(3) of 2", IllegalArgumentException::class, "was 3") { s.acquire(3) },
+        Row("tryAcquire(0)", IllegalArgumentException::class, "was 0") { s.tryAcquire(0) },
+        Row("tryAcquire(3) of 2", IllegalArgumentException::class, "was 3") { s.tryAcquire(3) },
+        Row("tryAcquire(3, 1s) of 2", IllegalArgumentException::class, "was 3") { s.tryAcquire(3, 1.seconds) },
+        Row("withPermit(5) of 2", IllegalArgumentException::class, "was 5") { s.withPermit(5) { } },
+        Row("another total for the same name", IllegalStateException::class, "has 2 permits, caller configured 3") {
+            client.semaphore("bad-input", 3).acquire(1)
+        },
+        Row("a lease of another semaphore", IllegalArgumentException::class, "belongs to semaphore bad-input-other") { s.release(foreign) },
+        Row("a second release", IllegalStateException::class, "already released") { s.release(released) },
+        Row("renewing a released lease", LeaseLostException::class, "it was released") { s.renew(released) },
+        Row("leaseTime 0", IllegalArgumentException::class, "was 0s") { RedisSemaphoreConfig(leaseTime = 0.seconds) },
+        Row("renewInterval not shorter than leaseTime", IllegalArgumentException::class, "was 5s") {
+            RedisSemaphoreConfig(leaseTime = 5.seconds, renewInterval = 5.seconds)
+        },
+        Row("heartbeatInterval not shorter than the time to live", IllegalArgumentException::class, "was 2s") {
+            RedisSemaphoreConfig(waiterTimeToLive = 1.seconds, heartbeatInterval = 2.seconds)
+        },
+        Row("waiterTimeToLive under 1 ms", IllegalArgumentException::class, "was 500us") {
+            RedisSemaphoreConfig(waiterTimeToLive = 0.5.milliseconds, heartbeatInterval = 0.1.milliseconds)
+        },
+    )
+
+    for (row in rows) {
+        test("${row.what}: ${row.type.simpleName} naming the value, nothing changed") {
+            runBlocking {
+                val before = Triple(s.availablePermits(), s.queueLength(), other.availablePermits())
+                val thrown = runCatching { row.action() }.exceptionOrNull()
+                    ?: error("${row.what}: nothing was thrown")
+                check(row.type.isInstance(thrown)) { "${row.what}: expected ${row.type.simpleName}, got $thrown" }
+                thrown.message!! shouldContain row.says
+                Triple(s.availablePermits(), s.queueLength(), other.availablePermits()) shouldBe before
+                s.renew(held) // the lease held all along is still live
+            }
+        }
+    }
+})

@@ -1,0 +1,85 @@
+package dev.semaphore.redis
+
+import kotlin.system.exitProcess
+
+/**
+ * The distributed demo (README, "Across many JVMs"): a local redis-server started as the tests start
+ * it, 3 worker JVMs sharing a RedisSemaphore of 2 permits (lease 2 s, renewed while held); one worker
+ * is killed with kill -9 while it holds a permit, and the output shows its lease expiring and the
+ * other two being served together again, with fencing tokens. It checks what it shows, and exits
+ * non-zero if a check fails.
+ */
+object DistributedDemo {
+    private const val LEASE_MS = 2000L
+
+    @JvmStatic
+    fun main(args: Array<String>) {
+        LocalRedisServer.start().use { server ->
+            println("redis-server ${LocalRedisServer.binary} on ${server.uri}")
+            val workers = (1..3).map { WorkerProcess("demo", server.uri, "demo-printer", "2", "$LEASE_MS") }
+            try {
+                run(workers)
+            } finally {
+                workers.forEach { it.close() }
+            }
+        }
+    }
+
+    /** The next line of any worker, with the worker's number (1..3); null if none came within 100 ms. */
+    private fun next(workers: List<WorkerProcess>): Pair<Int, String>? {
+        repeat(20) {
+            for ((i, w) in workers.withIndex()) w.lines.poll()?.let { return i + 1 to it }
+            Thread.sleep(5)
+        }
+        return null
+    }
+
+    private fun run(workers: List<WorkerProcess>) {
+        val start = System.nanoTime()
+        fun ms() = (System.nanoTime() - start) / 1_000_000
+        fun say(text: String) = println("%6d ms  %s".format(ms(), text))
+        val holding = mutableMapOf<Int, Long>() // worker -> the token it holds now
+        val heldSince = mutableMapOf<Int, Long>()
+        var killed = 0
+        var killedAt = 0L
+        var highest = 0L
+        var grants = 0
+        while (ms() < 30_000) {
+            val (worker, line) = next(workers) ?: continue
+            val token = line.substringAfter(' ').toLongOrNull() ?: continue
+            if (line.startsWith("RELEASES")) {
+                holding.remove(worker)
+                continue
+            }
+            if (!line.startsWith("HOLDS")) continue
+            check(token > highest) { "token $token is not above the highest seen, $highest" }
+            highest = token
+            if (killed > 0 && killed in holding && holding.size == 2) {
+                // Two live workers about to hold while the dead one still held: its lease must have ended.
+                val after = ms() - killedAt
+                val leaseEnded = heldSince.getValue(killed) + LEASE_MS
+                check(ms() >= leaseEnded - 100) { "worker-$killed's permit was reused before its lease could end" }
+                check(after <= LEASE_MS + 3000) { "the dead worker's permit took $after ms to come back" }
+                say("worker-$killed's lease (token ${holding[killed]}) expired; its permit came back $after ms after the kill")
+                holding.remove(killed)
+            }
+            holding[worker] = token
+            heldSince[worker] = ms()
+            grants++
+            say("worker-$worker holds a permit, fencing token $token   (holders: ${holding.keys.sorted().joinToString { "worker-$it" }})")
+            check(holding.size <= 2) { "more than 2 holders: $holding" }
+            if (killed > 0 && killed !in holding && holding.size == 2) {
+                say("demo done: tokens only went up (highest $highest), never more than 2 holders, the killed worker's permit came back")
+                return
+            }
+            if (killed == 0 && grants >= 6) {
+                killed = worker
+                killedAt = ms()
+                workers[worker - 1].signal("KILL")
+                say("kill -9 worker-$worker while it holds token $token; its lease ($LEASE_MS ms) is no longer renewed")
+            }
+        }
+        System.err.println("demo failed: the killed worker's permit did not come back within 30 s")
+        exitProcess(1)
+    }
+}

@@ -1,0 +1,136 @@
+package dev.semaphore.redis
+
+import java.io.File
+import java.net.InetAddress
+import java.net.ServerSocket
+import java.net.Socket
+import java.nio.file.Files
+import java.util.concurrent.TimeUnit
+
+/**
+ * A real `redis-server` process on a free loopback port (never 6379), for the tests and the demo.
+ * The binary: `$REDIS_SERVER` if set, else `redis-server` on the PATH (Debian's, in CI), else the
+ * linux-amd64 build that the `embedded-redis` artifact ships (6.2), extracted to a temporary file.
+ * Nothing is skipped when none is found: [start] fails and says how to get one.
+ *
+ * [kill] is `kill -9`; [restart] starts a new process on the same port and directory, so with
+ * [appendOnly] the data survives (AOF, fsync always) and without it it is gone.
+ */
+class LocalRedisServer private constructor(val appendOnly: Boolean) : AutoCloseable {
+    val dir: File = Files.createTempDirectory("redis-test").toFile()
+    val port: Int = freePort()
+    val uri: String get() = "redis://127.0.0.1:$port"
+    private var process: Process? = null
+
+    val pid: Long get() = process!!.pid()
+
+    private fun launch() {
+        val args = mutableListOf(
+            binary.path, "--port", "$port", "--bind", "127.0.0.1", "--save", "", "--dir", dir.path,
+            "--appendonly", if (appendOnly) "yes" else "no", "--appendfsync", "always",
+            "--logfile", File(dir, "redis.log").path,
+        )
+        if (majorVersion >= 7) args += listOf("--enable-debug-command", "local")
+        process = ProcessBuilder(args).redirectErrorStream(true).redirectOutput(File(dir, "stdout.log")).start()
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20)
+        while (System.nanoTime() < deadline) {
+            if (!process!!.isAlive) error("redis-server exited at start: ${File(dir, "redis.log").readTextOrEmpty()}")
+            if (runCatching { command("PING") }.getOrNull() == "+PONG") return
+            Thread.sleep(20)
+        }
+        error("redis-server did not answer PING on port $port within 20 s")
+    }
+
+    /** Sends one command and returns the first line of the reply as sent (e.g. "+OK", ":3"). */
+    fun command(vararg words: String): String = exchange(words) { it.readLine() }
+
+    /** Sends one command and returns the reply's values, arrays flattened (a bulk string whole). */
+    fun reply(vararg words: String): List<String> = exchange(words) { input ->
+        val values = mutableListOf<String>()
+        fun read() {
+            val line = input.readLine()
+            when (line[0]) {
+                '*' -> repeat(line.substring(1).toInt()) { read() }
+                '$' -> {
+                    val length = line.substring(1).toInt()
+                    if (length >= 0) {
+                        val chars = CharArray(length + 2)
+                        var n = 0
+                        while (n < chars.size) n += input.read(chars, n, chars.size - n)
+                        values += String(chars, 0, length)
+                    }
+                }
+                else -> values += line.substring(1)
+            }
+        }
+        read()
+        values
+    }
+
+    private fun <T> exchange(words: Array<out String>, read: (java.io.BufferedReader) -> T): T =
+        Socket(InetAddress.getLoopbackAddress(), port).use { s ->
+            s.soTimeout = 30_000
+            val out = s.getOutputStream()
+            val sb = StringBuilder("*${words.size}\r\n")
+            for (w in words) sb.append("$").append(w.toByteArray().size).append("\r\n").append(w).append("\r\n")
+            out.write(sb.toString().toByteArray())
+            out.flush()
+            read(s.getInputStream().bufferedReader())
+        }
+
+    /** `kill -9` of the server process. */
+    fun kill() {
+        process?.destroyForcibly()?.waitFor()
+    }
+
+    /** Starts the server again on the same port and directory (after [kill]). */
+    fun restart() {
+        kill()
+        launch()
+    }
+
+    override fun close() {
+        kill()
+        dir.deleteRecursively()
+    }
+
+    companion object {
+        private const val EMBEDDED = "/redis-server-6.2.6-v5-linux-amd64"
+
+        val binary: File by lazy { findBinary() }
+
+        /** The server's major version, from `redis-server --version`. */
+        val majorVersion: Int by lazy {
+            val out = ProcessBuilder(binary.path, "--version").redirectErrorStream(true).start()
+                .inputStream.bufferedReader().readText()
+            Regex("v=(\\d+)\\.").find(out)?.groupValues?.get(1)?.toInt() ?: error("cannot read the version of ${binary.path}: $out")
+        }
+
+        fun start(appendOnly: Boolean = false): LocalRedisServer = LocalRedisServer(appendOnly).also { it.launch() }
+
+        private fun findBinary(): File {
+            System.getenv("REDIS_SERVER")?.let { return File(it) }
+            System.getenv("PATH").orEmpty().split(File.pathSeparator).map { File(it, "redis-server") }
+                .firstOrNull { it.canExecute() }?.let { return it }
+            val embedded = LocalRedisServer::class.java.getResourceAsStream(EMBEDDED)
+                ?: error(
+                    "no redis-server: set REDIS_SERVER, install one (apt-get install redis-server), " +
+                        "or keep com.github.codemonstur:embedded-redis on the test class path",
+                )
+            val file = File.createTempFile("redis-server-", "")
+            file.deleteOnExit()
+            embedded.use { input -> file.outputStream().use { input.copyTo(it) } }
+            check(file.setExecutable(true)) { "cannot make $file executable" }
+            return file
+        }
+
+        private fun freePort(): Int {
+            while (true) {
+                val port = ServerSocket(0, 1, InetAddress.getLoopbackAddress()).use { it.localPort }
+                if (port != 6379) return port
+            }
+        }
+
+        private fun File.readTextOrEmpty() = if (exists()) readText() else ""
+    }
+}

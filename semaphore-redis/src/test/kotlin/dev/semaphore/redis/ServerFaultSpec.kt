@@ -1,0 +1,187 @@
+package dev.semaphore.redis
+
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.comparables.shouldBeGreaterThan
+import io.kotest.matchers.comparables.shouldBeLessThan
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import io.kotest.matchers.string.shouldStartWith
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeout
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+
+/** Faults of the server and of the connections: each test has its own redis-server. */
+class ServerFaultSpec : FunSpec({
+    val fast = RedisSemaphoreConfig(
+        leaseTime = 2.seconds, renewInterval = 300.milliseconds,
+        waiterTimeToLive = 3.seconds, heartbeatInterval = 100.milliseconds,
+    )
+
+    suspend fun until(what: String, condition: suspend () -> Boolean) =
+        withTimeout(20.seconds) { while (!condition()) delay(10) }
+
+    test("CLIENT KILL of every connection, commands and pub/sub: Lettuce reconnects and the waiter is served; nothing lost") {
+        LocalRedisServer.start().use { server ->
+            val a = RedisSemaphoreClient.connect(server.uri)
+            val b = RedisSemaphoreClient.connect(server.uri)
+            try {
+                runBlocking {
+                    val sa = a.semaphore("killed-connections", 1, fast)
+                    val held = sa.acquire()
+                    val waiter = async { b.semaphore("killed-connections", 1, fast).acquire() }
+                    until("queued") { sa.queueLength() == 1 }
+                    server.command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes") shouldStartWith ":"
+                    server.command("CLIENT", "KILL", "TYPE", "pubsub") shouldStartWith ":"
+                    sa.release(held) // reconnects first
+                    val lease = withTimeout(10.seconds) { waiter.await() }
+                    lease.fencingToken shouldBeGreaterThan held.fencingToken
+                    sa.availablePermits() shouldBe 0
+                    b.semaphore("killed-connections", 1, fast).release(lease)
+                    sa.availablePermits() shouldBe 1
+                    sa.queueLength() shouldBe 0
+                }
+            } finally {
+                a.close()
+                b.close()
+            }
+        }
+    }
+
+    test("server killed and restarted with AOF: the lease and the queued request survive; nothing lost or duplicated") {
+        LocalRedisServer.start(appendOnly = true).use { server ->
+            val a = RedisSemaphoreClient.connect(server.uri)
+            val b = RedisSemaphoreClient.connect(server.uri)
+            try {
+                runBlocking {
+                    val config = RedisSemaphoreConfig(leaseTime = 20.seconds, waiterTimeToLive = 10.seconds, heartbeatInterval = 100.milliseconds)
+                    val sa = a.semaphore("aof", 2, config)
+                    val held = sa.acquire(2)
+                    val waiter = async { b.semaphore("aof", 2, config).acquire(1) }
+                    until("queued") { sa.queueLength() == 1 }
+                    server.restart() // kill -9, then a new process on the same port and directory
+                    sa.queueLength() shouldBe 1 // the script cache was empty: reloaded (NOSCRIPT)
+                    sa.availablePermits() shouldBe 0
+                    sa.release(held)
+                    val lease = withTimeout(10.seconds) { waiter.await() }
+                    lease.fencingToken shouldBeGreaterThan held.fencingToken
+                    sa.availablePermits() shouldBe 1
+                    b.semaphore("aof", 2, config).release(lease)
+                    sa.availablePermits() shouldBe 2
+                    shouldThrow<IllegalStateException> { sa.release(held) } // released once, not twice
+                }
+            } finally {
+                a.close()
+                b.close()
+            }
+        }
+    }
+
+    test("server restarted without persistence: the holder is told (LeaseLostException), the waiter too; later tokens still increase") {
+        LocalRedisServer.start(appendOnly = false).use { server ->
+            val a = RedisSemaphoreClient.connect(server.uri)
+            val b = RedisSemaphoreClient.connect(server.uri)
+            try {
+                runBlocking {
+                    val sa = a.semaphore("volatile", 1, fast)
+                    var token = 0L
+                    val holder = async {
+                        runCatching { sa.withPermit { lease -> token = lease.fencingToken; awaitCancellation() } }
+                    }
+                    until("held") { sa.availablePermits() == 0 }
+                    val waiter = async { runCatching { b.semaphore("volatile", 1, fast).acquire() } }
+                    until("queued") { sa.queueLength() == 1 }
+                    server.restart()
+                    val holderOutcome = withTimeout(10.seconds) { holder.await() }
+                    holderOutcome.exceptionOrNull()!!.let {
+                        (it is LeaseLostException) shouldBe true
+                        it.message!! shouldContain "does not know it"
+                    }
+                    val waiterOutcome = withTimeout(10.seconds) { waiter.await() }
+                    (waiterOutcome.exceptionOrNull() is QueuedRequestLostException) shouldBe true
+                    val after = sa.acquire()
+                    after.fencingToken shouldBeGreaterThan token
+                    sa.release(after)
+                    sa.availablePermits() shouldBe 1
+                }
+            } finally {
+                a.close()
+                b.close()
+            }
+        }
+    }
+
+    test("server gone while a withPermit block runs: the block is cancelled with LeaseLostException once its lease must have ended") {
+        LocalRedisServer.start().use { server ->
+            val a = RedisSemaphoreClient.connect(server.uri)
+            try {
+                runBlocking {
+                    val config = RedisSemaphoreConfig(leaseTime = 1.seconds, renewInterval = 300.milliseconds)
+                    val s = a.semaphore("gone", 1, config)
+                    var blockCancelled = false
+                    val holder = async {
+                        runCatching {
+                            s.withPermit {
+                                try {
+                                    awaitCancellation()
+                                } finally {
+                                    blockCancelled = true
+                                }
+                            }
+                        }
+                    }
+                    until("held") { s.availablePermits() == 0 }
+                    val killedAt = kotlin.time.TimeSource.Monotonic.markNow()
+                    server.kill() // and not restarted: renewals get no answer
+                    val outcome = withTimeout(10.seconds) { holder.await() }
+                    val noticed = killedAt.elapsedNow()
+                    (outcome.exceptionOrNull() is LeaseLostException) shouldBe true
+                    outcome.exceptionOrNull()!!.message!! shouldContain "before a renewal reached the server"
+                    blockCancelled shouldBe true
+                    noticed shouldBeLessThan 1.seconds + 1.seconds // the lease time, measured here, plus slack (Lettuce would wait 60 s)
+                    println("server gone: the holder was told ${noticed.inWholeMilliseconds} ms after the kill (lease 1000 ms)")
+                    server.restart() // so that closing the client does not wait for a server that is gone
+                }
+            } finally {
+                a.close()
+            }
+        }
+    }
+
+    test("DEBUG SLEEP past a lease: the holder is told when the server wakes, and the waiter gets a higher token") {
+        LocalRedisServer.start().use { server ->
+            val a = RedisSemaphoreClient.connect(server.uri)
+            val b = RedisSemaphoreClient.connect(server.uri)
+            try {
+                runBlocking {
+                    val config = RedisSemaphoreConfig(leaseTime = 1.seconds, renewInterval = 300.milliseconds, waiterTimeToLive = 10.seconds, heartbeatInterval = 100.milliseconds)
+                    val sa = a.semaphore("sleep", 1, config)
+                    var token = 0L
+                    val holder = async {
+                        runCatching { sa.withPermit { lease -> token = lease.fencingToken; awaitCancellation() } }
+                    }
+                    until("held") { sa.availablePermits() == 0 }
+                    val waiter = async { b.semaphore("sleep", 1, config).acquire() }
+                    until("queued") { sa.queueLength() == 1 }
+                    launch(Dispatchers.IO) { server.command("DEBUG", "SLEEP", "2.5") shouldBe "+OK" }
+                    val holderOutcome = withTimeout(20.seconds) { holder.await() }
+                    (holderOutcome.exceptionOrNull() is LeaseLostException) shouldBe true
+                    val lease = withTimeout(20.seconds) { waiter.await() }
+                    lease.fencingToken shouldBeGreaterThan token
+                    b.semaphore("sleep", 1, config).release(lease)
+                    withContext(Dispatchers.IO) { sa.availablePermits() } shouldBe 1
+                }
+            } finally {
+                a.close()
+                b.close()
+            }
+        }
+    }
+})

@@ -1,0 +1,62 @@
+package dev.semaphore.redis
+
+import java.io.File
+import java.net.URLClassLoader
+import java.util.concurrent.LinkedBlockingQueue
+import java.util.concurrent.TimeUnit
+
+/** A [Worker] in its own JVM; its stdout lines are collected as they come. */
+class WorkerProcess(vararg args: String) : AutoCloseable {
+    private val errors: File = File.createTempFile("worker-", ".err")
+    val process: Process = ProcessBuilder(
+        File(System.getProperty("java.home"), "bin/java").path, "-Xmx256m",
+        "-cp", classPath(), Worker::class.java.name, *args,
+    ).redirectError(errors).start()
+    val lines = LinkedBlockingQueue<String>()
+    val pid: Long get() = process.pid()
+
+    init {
+        Thread {
+            process.inputStream.bufferedReader().forEachLine { lines.add(it) }
+        }.apply { isDaemon = true }.start()
+    }
+
+    /** The next line starting with [prefix] (lines before it are dropped), waiting at most [seconds]. */
+    fun next(prefix: String, seconds: Long = 60): String {
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+        while (true) {
+            val left = deadline - System.nanoTime()
+            val line = lines.poll(maxOf(left, 0), TimeUnit.NANOSECONDS)
+                ?: error("no \"$prefix\" line from the worker within $seconds s; its stderr: ${errors.readText().take(4000)}")
+            if (line.startsWith(prefix)) return line
+        }
+    }
+
+    fun exitCode(seconds: Long = 60): Int {
+        check(process.waitFor(seconds, TimeUnit.SECONDS)) { "the worker did not exit within $seconds s" }
+        return process.exitValue()
+    }
+
+    /** Sends [signal] (e.g. "STOP", "CONT", "KILL") to the process. */
+    fun signal(signal: String) {
+        check(ProcessBuilder("kill", "-$signal", "$pid").start().waitFor() == 0) { "kill -$signal $pid failed" }
+    }
+
+    fun stderr(): String = errors.readText()
+
+    private companion object {
+        /** The class path of this JVM's tests, or of the class loader that `mvn exec:java` made for the demo. */
+        fun classPath(): String {
+            val loader = Thread.currentThread().contextClassLoader
+            if (loader is URLClassLoader && loader.urLs.isNotEmpty()) {
+                return loader.urLs.joinToString(File.pathSeparator) { File(it.toURI()).path }
+            }
+            return System.getProperty("java.class.path")
+        }
+    }
+
+    override fun close() {
+        process.destroyForcibly().waitFor()
+        errors.delete()
+    }
+}
