@@ -5,6 +5,7 @@
 #   semaphore-benchmarks/run.sh quick   # about 5 minutes on 2 cores: 1 fork, short iterations, fewer params
 #   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 40 minutes on 2 cores)
 #   semaphore-benchmarks/run.sh smoke   # about 3 minutes: checks that everything runs; figures meaningless
+#   semaphore-benchmarks/run.sh distributed   # about 8 minutes: semaphore-redis vs Redisson (a local redis-server)
 #
 # Run it on a quiet machine: anything else running skews the figures.
 set -euo pipefail
@@ -40,8 +41,10 @@ case "$mode" in
     memory_repeats=1
     run_text="SMOKE (1 fork, no warm-up, one 200 ms iteration, tiny sizes, on a shared busy machine): checks that everything runs; the figures are NOT meaningful"
     ;;
+  distributed)
+    ;;
   *)
-    echo "usage: $0 quick|full|smoke" >&2
+    echo "usage: $0 quick|full|smoke|distributed" >&2
     exit 2
     ;;
 esac
@@ -55,6 +58,18 @@ else
   mvn -B -q -f "$root/semaphore-core/pom.xml" install -DskipTests
   mvn -B -q -f "$root/semaphore-java-api/pom.xml" install -DskipTests
   mvn -B -q -f "$here/pom.xml" package -DskipTests
+fi
+
+if [ "$mode" = distributed ]; then
+  # semaphore-redis vs Redisson on a local redis-server (one per fork): JMH rows, then commands per
+  # acquisition and the FIFO check. Results in $here/target/distributed/; the section of
+  # docs/benchmarks.md that shows them is docs/benchmarks-distributed.md (the report includes it).
+  dist="$here/target/distributed"
+  rm -rf "$dist"
+  mkdir -p "$dist"
+  java -jar "$jar" 'dev.semaphore.benchmarks.distributed.Distributed' -rf json -rff "$dist/distributed.json" | tee "$dist/jmh.txt"
+  java -cp "$jar" dev.semaphore.benchmarks.distributed.RedisPeersReport | tee "$dist/peers.md"
+  exit 0
 fi
 
 rm -rf "$out"

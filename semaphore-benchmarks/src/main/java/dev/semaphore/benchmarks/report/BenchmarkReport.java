@@ -147,7 +147,12 @@ public final class BenchmarkReport {
         if (chart.toAbsolutePath().getParent() != null) Files.createDirectories(chart.toAbsolutePath().getParent());
         writeChart(ratios, chart);
         String chartLink = out.toAbsolutePath().getParent().relativize(chart.toAbsolutePath()).toString().replace('\\', '/');
-        Files.writeString(out, markdown(byClass, ratios, mem, rows.get(0).raw(), run, chartLink), StandardCharsets.UTF_8);
+        String md = markdown(byClass, ratios, mem, rows.get(0).raw(), run, chartLink);
+        // The distributed rows (semaphore-redis vs Redisson) are measured by `run.sh distributed` into their own
+        // file; the report carries them along, so regenerating the local rows does not drop them.
+        Path distributed = out.toAbsolutePath().resolveSibling("benchmarks-distributed.md");
+        if (Files.exists(distributed)) md += "\n" + Files.readString(distributed);
+        Files.writeString(out, md, StandardCharsets.UTF_8);
         System.out.println("wrote " + out + " and " + chart);
     }
 

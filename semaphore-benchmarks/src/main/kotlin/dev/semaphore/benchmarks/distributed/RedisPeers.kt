@@ -1,0 +1,148 @@
+/*
+ * The distributed peers, for DistributedUncontendedBenchmark, DistributedContendedBenchmark and
+ * RedisPeersReport: our RedisSemaphore / RedisLock and Redisson's RSemaphore,
+ * RPermitExpirableSemaphore and RFairLock, on one redis-server started as semaphore-redis's tests
+ * start it. Every implementation is named as in the benchmark method names (<operation>_<impl>).
+ */
+package dev.semaphore.benchmarks.distributed
+
+import dev.semaphore.redis.Lease
+import dev.semaphore.redis.RedisSemaphoreClient
+import dev.semaphore.redis.asSemaphore
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import org.redisson.Redisson
+import org.redisson.api.RedissonClient
+import org.redisson.config.Config
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+import kotlin.system.exitProcess
+
+/** One implementation under test, connected to one server. */
+abstract class Peer(val impl: String) : AutoCloseable {
+    /** Acquires one permit (a lock: locks), blocking; returns what [release] needs. */
+    abstract fun acquire(): Any
+
+    abstract fun release(held: Any)
+
+    /** One acquire-release cycle; returns a value that depends on the grant. */
+    open fun acquireRelease(): Long {
+        val held = acquire()
+        release(held)
+        return held.hashCode().toLong()
+    }
+
+    /** One cycle that runs [inside] while holding. */
+    fun acquireRelease(inside: () -> Unit) {
+        val held = acquire()
+        try {
+            inside()
+        } finally {
+            release(held)
+        }
+    }
+
+    /** Acquires, counts [held] down, waits for [release], releases (all on this thread). */
+    fun holdUntil(held: CountDownLatch, release: CountDownLatch) = acquireRelease {
+        held.countDown()
+        release.await()
+    }
+
+    /** Runs [workers] concurrent workers, each doing [cycles] acquire-release cycles; returns when all are done. */
+    abstract fun contended(workers: Int, cycles: Int)
+
+    abstract override fun close()
+}
+
+/** Our RedisSemaphore (or RedisLock as "oursLock"): suspending calls, 1 coroutine per worker. */
+class OursPeer(uri: String, impl: String, name: String, permits: Int) : Peer(impl) {
+    private val client = RedisSemaphoreClient.connect(uri)
+    private val semaphore = if (impl == "oursLock") client.lock(name).asSemaphore() else client.semaphore(name, permits)
+
+    override fun acquire(): Any = runBlocking { semaphore.acquire() }
+
+    override fun release(held: Any) = runBlocking { semaphore.release(held as Lease) }
+
+    override fun acquireRelease(): Long = runBlocking { cycle() }
+
+    private suspend fun cycle(): Long {
+        val lease = semaphore.acquire()
+        semaphore.release(lease)
+        return lease.fencingToken
+    }
+
+    override fun contended(workers: Int, cycles: Int) = runBlocking(Dispatchers.Default) {
+        repeat(workers) { launch { repeat(cycles) { cycle() } } }
+    }
+
+    override fun close() = client.close()
+}
+
+/** Redisson's RSemaphore, RPermitExpirableSemaphore or fair RLock: blocking calls, 1 thread per worker. */
+class RedissonPeer(uri: String, impl: String, name: String, permits: Int) : Peer(impl) {
+    private val redisson: RedissonClient = Redisson.create(Config().apply { useSingleServer().address = uri })
+    private val semaphore by lazy { redisson.getSemaphore(name).also { it.trySetPermits(permits) } }
+    private val expirable by lazy { redisson.getPermitExpirableSemaphore(name).also { it.trySetPermits(permits) } }
+    private val fairLock by lazy { redisson.getFairLock(name) }
+    private val threads: ExecutorService = Executors.newCachedThreadPool()
+
+    override fun acquire(): Any = when (impl) {
+        "redissonSemaphore" -> semaphore.acquire()
+        "redissonPermitExpirable" -> expirable.acquire(30, TimeUnit.SECONDS)
+        "redissonFairLock" -> fairLock.lock()
+        else -> error("unknown implementation $impl")
+    }
+
+    override fun release(held: Any) = when (impl) {
+        "redissonSemaphore" -> semaphore.release()
+        "redissonPermitExpirable" -> expirable.release(held as String)
+        else -> fairLock.unlock()
+    }
+
+    override fun contended(workers: Int, cycles: Int) {
+        val done = CountDownLatch(workers)
+        repeat(workers) {
+            threads.execute {
+                try {
+                    repeat(cycles) { acquireRelease() }
+                } finally {
+                    done.countDown()
+                }
+            }
+        }
+        check(done.await(10, TimeUnit.MINUTES)) { "$impl: the workers did not finish" }
+    }
+
+    override fun close() {
+        threads.shutdownNow()
+        redisson.shutdown()
+    }
+}
+
+/** The peer for [impl] ("ours", "oursLock", "redissonSemaphore", "redissonPermitExpirable", "redissonFairLock"). */
+fun peer(uri: String, impl: String, name: String, permits: Int): Peer =
+    if (impl.startsWith("ours")) OursPeer(uri, impl, name, permits) else RedissonPeer(uri, impl, name, permits)
+
+/**
+ * The second process of the contended benchmark: `impl uri name permits workers` runs [workers] workers
+ * of acquire-release cycles on the same semaphore until killed (or until its parent dies).
+ */
+object RedisLoad {
+    @JvmStatic
+    fun main(args: Array<String>) {
+        val (impl, uri, name, permits, workers) = args
+        val parent = ProcessHandle.current().parent()
+        Thread {
+            while (parent.map { it.isAlive }.orElse(false)) Thread.sleep(500)
+            exitProcess(0)
+        }.apply { isDaemon = true }.start()
+        peer(uri, impl, name, permits.toInt()).use { p ->
+            println("LOAD RUNNING")
+            System.out.flush()
+            while (true) p.contended(workers.toInt(), 100)
+        }
+    }
+}

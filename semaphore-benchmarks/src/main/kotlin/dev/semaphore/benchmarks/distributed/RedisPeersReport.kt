@@ -1,0 +1,113 @@
+package dev.semaphore.benchmarks.distributed
+
+import dev.semaphore.redis.LocalRedisServer
+import java.net.InetAddress
+import java.net.Socket
+import java.util.Collections
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicLong
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import kotlin.system.exitProcess
+
+/**
+ * What JMH does not measure, for docs/benchmarks.md's distributed section, measured on a fresh
+ * redis-server per implementation:
+ * - Redis commands per acquisition, as clients sent them (counted with MONITOR; the commands that
+ *   scripts run inside the server are not counted): 1,000 uncontended acquire-release cycles, then
+ *   1,000 under contention (20 workers x 50 cycles on 1 permit);
+ * - fairness: 1 permit held, 20 workers queued one after another (each starts 100 ms after the
+ *   previous), then released: were they served in the order they asked?
+ *
+ *   java -cp semaphore-benchmarks/target/benchmarks.jar dev.semaphore.benchmarks.distributed.RedisPeersReport
+ */
+object RedisPeersReport {
+    private val impls = listOf("ours", "oursLock", "redissonSemaphore", "redissonPermitExpirable", "redissonFairLock")
+
+    /** Counts the commands that clients send (MONITOR; a script's inner commands, tagged "lua", are not counted). */
+    private class CommandCounter(port: Int) : AutoCloseable {
+        private val socket = Socket(InetAddress.getLoopbackAddress(), port)
+        val byCommand = ConcurrentHashMap<String, AtomicLong>()
+        private val reader = Thread {
+            val input = socket.getInputStream().bufferedReader()
+            runCatching {
+                while (true) {
+                    val line = input.readLine() ?: break
+                    if (!line.startsWith("+") || line.contains(" lua]") || line == "+OK") continue
+                    val command = line.substringAfter("] \"").substringBefore('"').lowercase()
+                    if (command == "monitor") continue
+                    byCommand.computeIfAbsent(command) { AtomicLong() }.incrementAndGet()
+                }
+            }
+        }
+
+        init {
+            socket.getOutputStream().apply { write("MONITOR\r\n".toByteArray()); flush() }
+            reader.isDaemon = true
+            reader.start()
+        }
+
+        fun total(): Long = byCommand.values.sumOf { it.get() }
+
+        override fun close() {
+            Thread.sleep(300) // let the last lines arrive
+            socket.close()
+            reader.join(5_000)
+        }
+    }
+
+    private fun count(server: LocalRedisServer, details: StringBuilder, label: String, work: () -> Unit): Double {
+        val counter = CommandCounter(server.port)
+        Thread.sleep(200)
+        work()
+        counter.close()
+        details.append("$label: ${counter.byCommand.entries.sortedBy { it.key }.joinToString(" ") { "${it.key}=${it.value}" }}\n")
+        return counter.total() / 1000.0
+    }
+
+    @JvmStatic
+    fun main(args: Array<String>) {
+        println("| implementation | commands sent per acquisition, uncontended | under contention (20 workers, 1 permit) | served in request order (20 queued) |")
+        println("|---|---|---|---|")
+        val details = StringBuilder()
+        for (impl in impls) {
+            LocalRedisServer.start().use { server ->
+                peer(server.uri, impl, "report-$impl", 1).use { p ->
+                    p.acquireRelease() // connects, subscribes, loads scripts
+                    val uncontended = count(server, details, "$impl, 1,000 uncontended cycles") { repeat(1000) { p.acquireRelease() } }
+                    val contended = count(server, details, "$impl, 20 workers x 50 cycles on 1 permit") { p.contended(20, 50) }
+                    val order = fairness(server.uri, impl)
+                    val fifo = order == (0 until 20).toList()
+                    println("| $impl | %.2f | %.2f | %s |".format(uncontended, contended, if (fifo) "yes" else "no: $order"))
+                }
+            }
+        }
+        println()
+        print(details)
+        exitProcess(0)
+    }
+
+    /** The order in which 20 workers, queued one after another behind a holder, were served. */
+    private fun fairness(uri: String, impl: String): List<Int> {
+        val holder = peer(uri, impl, "fair-$impl", 1)
+        val served = Collections.synchronizedList(mutableListOf<Int>())
+        val release = CountDownLatch(1)
+        val held = CountDownLatch(1)
+        val holderThread = Thread { holder.holdUntil(held, release) }.apply { start() }
+        held.await()
+        val workers = (0 until 20).map { i ->
+            val p = peer(uri, impl, "fair-$impl", 1)
+            Thread {
+                p.acquireRelease { served += i }
+            }.apply { start() }.also { Thread.sleep(100) } to p
+        }
+        release.countDown()
+        holderThread.join()
+        for ((t, p) in workers) {
+            t.join(TimeUnit.MINUTES.toMillis(2))
+            p.close()
+        }
+        holder.close()
+        return served.toList()
+    }
+}
