@@ -19,7 +19,7 @@
  *     heartbeat deadline, then grants what that freed (R3). A live holder renews its lease; a live
  *     waiter's client sends heartbeats; so only a dead (or cut off) one loses its place or its permits.
  * R6  Every script is idempotent per request id: a command repeated after a reconnect gets the same
- *     answer and changes nothing more. An ended id is remembered for 10 minutes (why it ended).
+ *     answer and changes nothing more. An ended id is remembered (why it ended) for at least 10 minutes.
  * R7  Wake-ups are by pub/sub; the heartbeat of queued requests also answers where each one is, so a
  *     lost message delays a grant by at most one heartbeat interval.
  * R8  A request that gives up leaves the line; if it was granted in the same instant, a cancelled

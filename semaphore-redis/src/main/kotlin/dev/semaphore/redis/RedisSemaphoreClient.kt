@@ -88,6 +88,7 @@ public class RedisSemaphoreClient private constructor(
     internal fun waiterFor(id: String): CompletableDeferred<Lease>? = waiting[id]
 
     internal suspend fun subscribe(channel: String) {
+        subscriptions[channel]?.let { return it.await() } // the common case: already subscribed
         val mine = CompletableDeferred<Unit>()
         val existing = subscriptions.putIfAbsent(channel, mine)
         if (existing != null) return existing.await()

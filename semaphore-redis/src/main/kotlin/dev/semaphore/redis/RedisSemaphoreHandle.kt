@@ -27,8 +27,8 @@ internal class RedisSemaphoreHandle(
     override val permits: Int,
     private val config: RedisSemaphoreConfig,
 ) : RedisSemaphore, AutoCloseable {
-    private val keys = arrayOf("s", "q", "w", "wx", "l", "lx", "e", "ex").map { "dsem:{$name}:$it" }.toTypedArray()
-    private val channel = "dsem:{$name}:wake"
+    private val keys = redisKeys(name)
+    private val channel = wakeChannel(name)
     private val leaseMs = config.leaseTime.inWholeMilliseconds.toString()
     private val waiterTtlMs = config.waiterTimeToLive.inWholeMilliseconds.toString()
 
@@ -134,7 +134,7 @@ internal class RedisSemaphoreHandle(
     override suspend fun queueLength(): Int = state()[1].toInt()
 
     private suspend fun state(): List<Long> =
-        client.run(Script.state, ScriptOutputType.MULTI, keys, arrayOf(permits.toString(), channel))
+        client.run(Script.state, ScriptOutputType.MULTI, keys, arrayOf(permits.toString(), channel, "-"))
 
     override fun close() {
         closed = true
@@ -222,7 +222,7 @@ internal class RedisSemaphoreHandle(
             }
             val sent = TimeSource.Monotonic.markNow()
             val places: List<String> = try {
-                client.run(Script.heartbeat, ScriptOutputType.MULTI, keys, arrayOf(permits.toString(), channel, waiterTtlMs, *ids))
+                client.run(Script.heartbeat, ScriptOutputType.MULTI, keys, arrayOf(permits.toString(), channel, "-", waiterTtlMs, *ids))
             } catch (e: CancellationException) {
                 throw e
             } catch (e: Exception) {
@@ -267,6 +267,12 @@ internal class RedisSemaphoreHandle(
 
     override fun toString(): String = "RedisSemaphore(name=$name, permits=$permits, $config)"
 }
+
+/** The keys of the semaphore [name], in the order the scripts expect them (lib.lua): all in one hash slot. */
+internal fun redisKeys(name: String): Array<String> = arrayOf("s", "q", "wx", "lx", "ex").map { "dsem:{$name}:$it" }.toTypedArray()
+
+/** The pub/sub channel on which the grants of the semaphore [name] are published. */
+internal fun wakeChannel(name: String): String = "dsem:{$name}:wake"
 
 /** A [RedisLock]: a [RedisSemaphoreHandle] of one permit. */
 internal class RedisLockHandle(val semaphore: RedisSemaphoreHandle) : RedisLock, AutoCloseable {

@@ -1,115 +1,184 @@
 -- The part shared by every script of a RedisSemaphore: each operation is this text followed by the
--- operation's own text (RedisScripts.kt), run atomically as one script. The rules these scripts keep
--- are stated once, in RedisSemaphore.kt ("THE SERVER SIDE", R1..R8); they are cited here.
+-- operation's own text (Script in RedisSemaphoreClient.kt), run atomically as one script. The rules
+-- these scripts keep are stated once, in RedisSemaphore.kt ("THE SERVER SIDE", R1..R8); they are cited
+-- here. Every redis.call costs about a microsecond inside the server, so the common paths make few:
+-- an uncontended acquire makes 4 (TIME, HMGET, HSET, ZADD), its release 5.
 --
 -- KEYS (one hash slot: every key starts with {name}):
---   1 {name}:s   hash: total, held (permits in live leases), seq (last queue number), token (last fencing token)
+--   1 {name}:s   hash: the counters total, held (permits in live leases), queued (requests in line),
+--                seq (last queue number), token (last fencing token); lx_min, wx_min, ex_min: for each
+--                of the zsets lx, wx, ex, a time before which none of its entries is due (absent if the
+--                zset is empty), so that a script looks into a zset only when something may be due; and
+--                one field per known request
+--                id: "Q:permits:leaseMs" queued, "G:permits:token" a live lease, "E:reason" ended
+--                (reason: released | expired | cancelled | purged)
 --   2 {name}:q   zset: queued request id -> queue number (FIFO order)
---   3 {name}:w   hash: queued request id -> "permits:leaseMs"
---   4 {name}:wx  zset: queued request id -> heartbeat deadline (server ms)
---   5 {name}:l   hash: lease id -> "permits:token"
---   6 {name}:lx  zset: lease id -> expiry (server ms)
---   7 {name}:e   hash: ended id -> "released" | "expired" | "cancelled" | "purged"
---   8 {name}:ex  zset: ended id -> when to forget it (server ms)
--- ARGV: 1 total permits (as configured by the caller), 2 the wake-up channel, then the operation's own.
--- Replies name a request's place (where()): "Q" queued ("Q:number" when it joins the line); "G:id:permits:token:remainingMs" granted;
--- "E:reason" ended; "U" unknown.
+--   3 {name}:wx  zset: queued request id -> heartbeat deadline (server ms)
+--   4 {name}:lx  zset: lease id -> expiry (server ms)
+--   5 {name}:ex  zset: ended id -> when to forget it (server ms)
+-- ARGV: 1 total permits (as configured by the caller), 2 the wake-up channel, 3 the request or lease id
+-- the operation is about ("-" if none), then the operation's own.
+-- Replies name a request's place (where()): "Q" queued ("Q:number" when it joins the line);
+-- "G:id:permits:token:remainingMs" granted; "E:reason" ended; "U" unknown.
 
 if redis.replicate_commands then pcall(redis.replicate_commands) end -- Redis < 5: replicate effects (TIME)
 
-local S, Q, W, WX, L, LX, E, EX = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local S, Q, WX, LX, EX = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local TOTAL = tonumber(ARGV[1])
 local CHANNEL = ARGV[2]
-local FORGET_MS = 600000 -- how long an ended id is remembered, so late or repeated calls get a clear answer
+local ID = ARGV[3]
+local FORGET_MS = 600000 -- how long an ended id is remembered at least, so late or repeated calls get a clear answer
 
 local clock = redis.call('TIME') -- R1: the server's time, never a client's
 local NOW = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 
 local function int(x) return string.format('%.0f', x) end
 
+-- The counters and bounds, read in one call, kept here and written back by whatever changes them;
+-- MINE is ID's field.
+local counters = redis.call('HMGET', S, 'total', 'held', 'queued', 'token', 'lx_min', 'wx_min', 'ex_min', ID)
+local held, queued, token = tonumber(counters[2]), tonumber(counters[3]), tonumber(counters[4])
+local bound = { [LX] = tonumber(counters[5]), [WX] = tonumber(counters[6]), [EX] = tonumber(counters[7]) }
+local BOUND_FIELD = { [LX] = 'lx_min', [WX] = 'wx_min', [EX] = 'ex_min' }
+local MINE = counters[8]
+
 -- R2: the first script to touch a semaphore creates it; the fencing counter starts at the server's
 -- time in microseconds, so tokens keep increasing even if the server lost the semaphore's data.
-local known_total = redis.call('HGET', S, 'total')
-if not known_total then
-  redis.call('HSET', S, 'total', TOTAL, 'held', 0, 'seq', 0, 'token', int(NOW * 1000))
-elseif tonumber(known_total) ~= TOTAL then
-  return redis.error_reply('TOTAL_MISMATCH semaphore has ' .. known_total .. ' permits, caller configured ' .. TOTAL)
+if not counters[1] then
+  held, queued, token = 0, 0, NOW * 1000
+  redis.call('HSET', S, 'total', TOTAL, 'held', 0, 'queued', 0, 'seq', 0, 'token', int(token))
+elseif tonumber(counters[1]) ~= TOTAL then
+  return redis.error_reply('TOTAL_MISMATCH semaphore has ' .. counters[1] .. ' permits, caller configured ' .. TOTAL)
 end
 
-local function held() return tonumber(redis.call('HGET', S, 'held')) end
+-- Adding to a zset of deadlines lowers its bound if needed; put() writes the lowered bounds along
+-- with its own fields, in the same HSET. (Renewals and heartbeats only move deadlines later, so the
+-- bound stays a bound without a write.)
+local lowered = {}
+local function schedule(zset, at, id)
+  redis.call('ZADD', zset, at, id)
+  if not bound[zset] or at < bound[zset] then
+    bound[zset] = at
+    lowered[#lowered + 1] = zset
+  end
+end
+
+local function put(...)
+  local fields = { ... }
+  for _, zset in ipairs(lowered) do
+    fields[#fields + 1] = BOUND_FIELD[zset]
+    fields[#fields + 1] = int(bound[zset])
+  end
+  lowered = {}
+  redis.call('HSET', S, unpack(fields))
+end
+
+-- The ids of zset that are due now (none without a call if its bound is later); the caller removes
+-- them from zset, then calls rebound(zset).
+local function due(zset, limit)
+  if not bound[zset] or NOW < bound[zset] then return {} end
+  if limit then return redis.call('ZRANGEBYSCORE', zset, '-inf', NOW, 'LIMIT', 0, limit) end
+  return redis.call('ZRANGEBYSCORE', zset, '-inf', NOW)
+end
+
+local function rebound(zset) -- the bound becomes the earliest entry left (exact again)
+  local first = redis.call('ZRANGE', zset, 0, 0, 'WITHSCORES')
+  bound[zset] = tonumber(first[2])
+  if bound[zset] then
+    redis.call('HSET', S, BOUND_FIELD[zset], int(bound[zset]))
+  else
+    redis.call('HDEL', S, BOUND_FIELD[zset])
+  end
+end
 
 local function ended(id, reason)
-  redis.call('HSET', E, id, reason)
-  redis.call('ZADD', EX, NOW + FORGET_MS, id)
+  schedule(EX, NOW + FORGET_MS, id)
+  put(id, 'E:' .. reason)
 end
 
 local function lease(id, permits, lease_ms) -- R4: every grant is a lease with a new fencing token
-  local token = redis.call('HINCRBY', S, 'token', 1)
-  redis.call('HINCRBY', S, 'held', permits)
-  redis.call('HSET', L, id, permits .. ':' .. int(token))
-  redis.call('ZADD', LX, NOW + lease_ms, id)
-  return id .. ':' .. permits .. ':' .. int(token) .. ':' .. int(lease_ms)
+  token, held = token + 1, held + permits
+  local t = int(token)
+  schedule(LX, NOW + lease_ms, id)
+  put('token', t, 'held', held, id, 'G:' .. permits .. ':' .. t)
+  return id .. ':' .. permits .. ':' .. t .. ':' .. lease_ms
 end
 
 local function unqueue(id)
+  queued = queued - 1
   redis.call('ZREM', Q, id)
-  redis.call('HDEL', W, id)
   redis.call('ZREM', WX, id)
+  put('queued', queued)
 end
 
-local function end_lease(id, reason)
-  local permits = tonumber(string.match(redis.call('HGET', L, id), '^(%d+)'))
-  redis.call('HDEL', L, id)
+local function end_lease(id, reason, field) -- field: id's field ("G:permits:token") if known
+  local permits = tonumber(string.match(field or redis.call('HGET', S, id), '^G:(%d+)'))
+  held = held - permits
   redis.call('ZREM', LX, id)
-  redis.call('HINCRBY', S, 'held', -permits)
-  ended(id, reason)
+  schedule(EX, NOW + FORGET_MS, id)
+  put('held', held, id, 'E:' .. reason)
 end
 
 -- R3: grants whole from the head of the line while the head's request fits, and publishes the grants.
 local function grant()
   local grants = {}
-  while true do
+  while queued > 0 do
     local head = redis.call('ZRANGE', Q, 0, 0)[1]
-    if not head then break end
-    local permits, lease_ms = string.match(redis.call('HGET', W, head), '(%d+):(%d+)')
+    local permits, lease_ms = string.match(redis.call('HGET', S, head), '^Q:(%d+):(%d+)')
     permits = tonumber(permits)
-    if TOTAL - held() < permits then break end
+    if TOTAL - held < permits then break end
     unqueue(head)
-    grants[#grants + 1] = lease(head, permits, tonumber(lease_ms))
+    grants[#grants + 1] = lease(head, permits, lease_ms)
   end
   if #grants > 0 then redis.call('PUBLISH', CHANNEL, table.concat(grants, ',')) end
 end
 
--- R5: before anything else, leases past their expiry end and requests past their heartbeat deadline
--- leave the line; what that frees goes to the head of the line.
-local function purge()
-  local freed = false
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', LX, '-inf', NOW)) do
-    end_lease(id, 'expired')
-    freed = true
+-- R6: ended ids are forgotten once FORGET_MS has passed; the scripts that end something call this.
+local function forget()
+  local old = due(EX, 100)
+  if #old > 0 then
+    redis.call('HDEL', S, unpack(old))
+    redis.call('ZREM', EX, unpack(old))
+    rebound(EX)
+  elseif bound[EX] and NOW >= bound[EX] then
+    rebound(EX)
   end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', WX, '-inf', NOW)) do
-    unqueue(id)
-    ended(id, 'purged')
-    freed = true
-  end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', EX, '-inf', NOW)) do
-    redis.call('HDEL', E, id)
-    redis.call('ZREM', EX, id)
-  end
-  if freed then grant() end
 end
 
+-- The place of id: its field of S, as a reply (see the top).
 local function where(id)
-  if redis.call('ZSCORE', Q, id) then return 'Q' end
-  local l = redis.call('HGET', L, id)
-  if l then
-    local remaining = tonumber(redis.call('ZSCORE', LX, id)) - NOW
-    return 'G:' .. id .. ':' .. l .. ':' .. int(remaining)
+  local f = redis.call('HGET', S, id)
+  if not f then return 'U' end
+  local kind = string.sub(f, 1, 1)
+  if kind == 'Q' then return 'Q' end
+  if kind == 'G' then return 'G:' .. id .. string.sub(f, 2) .. ':' .. int(tonumber(redis.call('ZSCORE', LX, id)) - NOW) end
+  return f
+end
+
+-- R5: before anything else, leases past their expiry end and requests past their heartbeat deadline
+-- leave the line; what that frees goes to the head of the line. A zset is looked into only when its
+-- bound says that something may be due. If ID's place changed, MINE is read again.
+local function purge()
+  local freed = false
+  if bound[LX] and NOW >= bound[LX] then
+    for _, id in ipairs(due(LX)) do
+      end_lease(id, 'expired')
+      freed = true
+    end
+    rebound(LX)
   end
-  local e = redis.call('HGET', E, id)
-  if e then return 'E:' .. e end
-  return 'U'
+  if bound[WX] and NOW >= bound[WX] then
+    for _, id in ipairs(due(WX)) do
+      unqueue(id)
+      ended(id, 'purged')
+      freed = true
+    end
+    rebound(WX)
+  end
+  if freed then
+    grant()
+    MINE = redis.call('HGET', S, ID)
+  end
 end
 
 purge()

@@ -2,11 +2,11 @@
 -- fencing token granted before the release (so the lease was held from its own token to that one);
 -- otherwise where it is ("E:expired" for a lease that ran out, "E:released" for a second release,
 -- "U" if never known).
-local id = ARGV[3]
-if redis.call('HEXISTS', L, id) == 1 then
-  end_lease(id, 'released')
-  local last = redis.call('HGET', S, 'token')
+if MINE and string.sub(MINE, 1, 1) == 'G' then
+  end_lease(ID, 'released', MINE)
+  local last = int(token)
   grant()
+  forget()
   return 'R:' .. last
 end
-return where(id)
+return where(ID)

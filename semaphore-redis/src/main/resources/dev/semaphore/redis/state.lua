@@ -1,2 +1,2 @@
--- state: available permits and queue length, after the purge (R5).
-return { TOTAL - held(), redis.call('ZCARD', Q) }
+-- state: ARGV 3 "-". Available permits and queue length, after the purge (R5).
+return { TOTAL - held, queued }

@@ -159,7 +159,7 @@ class RedisSemaphoreSpec : FunSpec({
             val waiter = async { b.semaphore(name, 1, fast).acquire() }
             eventually("queued") { s.queueLength() == 1 }
             // Release by the raw script with a wrong channel: the grant is published where nobody listens.
-            a.run<String>(Script.release, ScriptOutputType.VALUE, keysOf(name), arrayOf("1", "nowhere", held.id))
+            a.run<String>(Script.release, ScriptOutputType.VALUE, redisKeys(name), arrayOf("1", "nowhere", held.id))
             val lease = withTimeout(5.seconds) { waiter.await() }
             lease.permits shouldBe 1
             b.semaphore(name, 1, fast).release(lease)
@@ -172,13 +172,39 @@ class RedisSemaphoreSpec : FunSpec({
             val s = a.semaphore(name, 1, fast)
             val held = s.acquire()
             // A request queued by a "client" that then dies: queued by the raw script, no heartbeat ever.
-            a.run<String>(Script.acquire, ScriptOutputType.VALUE, keysOf(name), arrayOf("1", "dsem:{$name}:wake", "dead-1", "1", "2000", "500", "queue")) shouldStartWith "Q:"
+            a.run<String>(Script.acquire, ScriptOutputType.VALUE, redisKeys(name), arrayOf("1", wakeChannel(name), "dead-1", "1", "2000", "500", "queue")) shouldStartWith "Q:"
             val live = async { b.semaphore(name, 1, fast).acquire() }
             eventually("both queued") { s.queueLength() == 2 }
             s.release(held)
             val lease = withTimeout(10.seconds) { live.await() } // after the dead one's 500 ms
             s.queueLength() shouldBe 0
             b.semaphore(name, 1, fast).release(lease)
+        }
+    }
+
+    test("a shorter lease or waiter time to live taken after a longer one still ends at its own time") {
+        runBlocking {
+            // The scripts look for what is due only from the earliest deadline they know of (lib.lua):
+            // a later entry that is due sooner must move that bound forward.
+            val name = fresh("mixed")
+            val long = a.semaphore(name, 2, RedisSemaphoreConfig(leaseTime = 60.seconds, waiterTimeToLive = 60.seconds))
+            val short = RedisSemaphoreConfig(leaseTime = 300.milliseconds, waiterTimeToLive = 300.milliseconds)
+            val kept = long.acquire()
+            // A holder with a 300 ms lease that is never renewed nor released (its client "died").
+            b.run<String>(Script.acquire, ScriptOutputType.VALUE, redisKeys(name), arrayOf("2", wakeChannel(name), "dead-holder", "1", "300", "300", "queue")) shouldStartWith "G:"
+            long.availablePermits() shouldBe 0
+            eventually("the short lease ended, the long one is still held") { long.availablePermits() == 1 }
+            // The same for the line: a long-lived waiter, then one with a 300 ms time to live that never beats.
+            val waiter = async { long.acquire(2) }
+            eventually("queued") { long.queueLength() == 1 }
+            b.run<String>(Script.acquire, ScriptOutputType.VALUE, redisKeys(name), arrayOf("2", wakeChannel(name), "dead-waiter", "1", "300", "300", "queue")) shouldStartWith "Q:"
+            long.queueLength() shouldBe 2
+            eventually("the silent waiter was dropped, the live one kept") { long.queueLength() == 1 }
+            long.release(kept)
+            val both = withTimeout(5.seconds) { waiter.await() }
+            both.permits shouldBe 2
+            long.release(both)
+            b.semaphore(name, 2, short).availablePermits() shouldBe 2
         }
     }
 
@@ -250,7 +276,6 @@ class RedisSemaphoreSpec : FunSpec({
     }
 })
 
-internal fun keysOf(name: String) = arrayOf("s", "q", "w", "wx", "l", "lx", "e", "ex").map { "dsem:{$name}:$it" }.toTypedArray()
 
 private fun Throwable.shouldBeInstanceOfClosed() {
     (this is SemaphoreClosedException) shouldBe true

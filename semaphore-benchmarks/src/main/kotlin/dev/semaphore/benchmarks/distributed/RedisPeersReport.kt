@@ -13,9 +13,10 @@ import kotlin.system.exitProcess
 /**
  * What JMH does not measure, for docs/benchmarks.md's distributed section, measured on a fresh
  * redis-server per implementation:
- * - Redis commands per acquisition, as clients sent them (counted with MONITOR; the commands that
- *   scripts run inside the server are not counted): 1,000 uncontended acquire-release cycles, then
- *   1,000 under contention (20 workers x 50 cycles on 1 permit);
+ * - Redis commands per acquisition, as clients sent them (counted with MONITOR) and as the server ran
+ *   them (INFO commandstats, where the commands that scripts call count too), and the server's time
+ *   in scripts per acquisition (INFO commandstats usec of evalsha and eval): 1,000 uncontended
+ *   acquire-release cycles, then 1,000 under contention (20 workers x 50 cycles on 1 permit);
  * - fairness: 1 permit held, 20 workers queued one after another (each starts 100 ms after the
  *   previous), then released: were they served in the order they asked?
  *
@@ -35,7 +36,7 @@ object RedisPeersReport {
                     val line = input.readLine() ?: break
                     if (!line.startsWith("+") || line.contains(" lua]") || line == "+OK") continue
                     val command = line.substringAfter("] \"").substringBefore('"').lowercase()
-                    if (command == "monitor") continue
+                    if (command == "monitor" || command == "info" || command == "config") continue
                     byCommand.computeIfAbsent(command) { AtomicLong() }.incrementAndGet()
                 }
             }
@@ -56,19 +57,49 @@ object RedisPeersReport {
         }
     }
 
-    private fun count(server: LocalRedisServer, details: StringBuilder, label: String, work: () -> Unit): Double {
+    /** What one batch of 1,000 acquisitions cost: as sent by clients (MONITOR) and as run by the server (INFO commandstats). */
+    private class Cost(val sent: Double, val executed: Double, val scriptMicros: Double)
+
+    /**
+     * Runs [work] (1,000 acquisitions) twice and measures it: the first time, the commands sent per
+     * acquisition (MONITOR); the second time, without MONITOR (which slows the server down), the
+     * commands the server executed per acquisition (INFO commandstats: every command, those that scripts
+     * call included) and the microseconds it spent in scripts per acquisition (evalsha and eval).
+     */
+    private fun count(server: LocalRedisServer, details: StringBuilder, label: String, work: () -> Unit): Cost {
         val counter = CommandCounter(server.port)
         Thread.sleep(200)
         work()
         counter.close()
-        details.append("$label: ${counter.byCommand.entries.sortedBy { it.key }.joinToString(" ") { "${it.key}=${it.value}" }}\n")
-        return counter.total() / 1000.0
+        server.command("CONFIG", "RESETSTAT")
+        work()
+        val stats = commandStats(server)
+        details.append("$label: sent ${counter.byCommand.entries.sortedBy { it.key }.joinToString(" ") { "${it.key}=${it.value}" }}; ")
+        details.append("executed ${stats.entries.joinToString(" ") { "${it.key}=${it.value.first}" }}\n")
+        val executed = stats.values.sumOf { it.first }
+        val scriptMicros = stats.filterKeys { it == "evalsha" || it == "eval" }.values.sumOf { it.second }
+        return Cost(counter.total() / 1000.0, executed / 1000.0, scriptMicros / 1000.0)
+    }
+
+    /** INFO commandstats: command -> (calls, usec), without the commands this report sends itself. */
+    private fun commandStats(server: LocalRedisServer): Map<String, Pair<Long, Long>> {
+        val text = server.reply("INFO", "commandstats").single()
+        return text.lines().filter { it.startsWith("cmdstat_") }.associate { line ->
+            val name = line.substringAfter("cmdstat_").substringBefore(':')
+            val calls = line.substringAfter("calls=").substringBefore(',').toLong()
+            val usec = line.substringAfter("usec=").substringBefore(',').toLong()
+            name to (calls to usec)
+        }.filterKeys { !it.startsWith("config") && !it.startsWith("info") && it != "monitor" }.toSortedMap()
     }
 
     @JvmStatic
     fun main(args: Array<String>) {
-        println("| implementation | commands sent per acquisition, uncontended | under contention (20 workers, 1 permit) | served in request order (20 queued) |")
-        println("|---|---|---|---|")
+        println(
+            "| implementation | commands sent per acquisition, uncontended | commands the server ran per acquisition, uncontended " +
+                "| server µs in scripts per acquisition, uncontended | commands sent per acquisition, 20 workers on 1 permit " +
+                "| commands the server ran, 20 workers | served in request order (20 queued) |",
+        )
+        println("|---|---|---|---|---|---|---|")
         val details = StringBuilder()
         for (impl in impls) {
             LocalRedisServer.start().use { server ->
@@ -78,7 +109,12 @@ object RedisPeersReport {
                     val contended = count(server, details, "$impl, 20 workers x 50 cycles on 1 permit") { p.contended(20, 50) }
                     val order = fairness(server.uri, impl)
                     val fifo = order == (0 until 20).toList()
-                    println("| $impl | %.2f | %.2f | %s |".format(uncontended, contended, if (fifo) "yes" else "no: $order"))
+                    println(
+                        "| $impl | %.2f | %.2f | %.1f | %.2f | %.2f | %s |".format(
+                            uncontended.sent, uncontended.executed, uncontended.scriptMicros,
+                            contended.sent, contended.executed, if (fifo) "yes" else "no: $order",
+                        ),
+                    )
                 }
             }
         }
