@@ -5,7 +5,7 @@
 #   semaphore-benchmarks/run.sh quick   # about 5 minutes on 2 cores: 1 fork, short iterations, fewer params
 #   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 40 minutes on 2 cores)
 #   semaphore-benchmarks/run.sh smoke   # about 3 minutes: checks that everything runs; figures meaningless
-#   semaphore-benchmarks/run.sh distributed   # about 8 minutes: semaphore-redis vs Redisson (a local redis-server)
+#   semaphore-benchmarks/run.sh distributed   # about 15 minutes: semaphore-redis vs Redisson (a local redis-server)
 #
 # Run it on a quiet machine: anything else running skews the figures.
 set -euo pipefail
@@ -67,7 +67,11 @@ if [ "$mode" = distributed ]; then
   dist="$here/target/distributed"
   rm -rf "$dist"
   mkdir -p "$dist"
-  java -jar "$jar" 'dev.semaphore.benchmarks.distributed.Distributed' -rf json -rff "$dist/distributed.json" | tee "$dist/jmh.txt"
+  # 2 forks, each on a fresh server; the round trips vary a lot on a shared machine, hence the iterations.
+  java -jar "$jar" 'dev.semaphore.benchmarks.distributed.DistributedUncontended' -f 2 -wi 5 -i 10 -w 1s -r 1s \
+    -rf json -rff "$dist/uncontended.json" | tee "$dist/jmh-uncontended.txt"
+  java -jar "$jar" 'dev.semaphore.benchmarks.distributed.DistributedContended' -f 2 -wi 3 -i 8 -w 2s -r 2s \
+    -rf json -rff "$dist/contended.json" | tee "$dist/jmh-contended.txt"
   java -cp "$jar" dev.semaphore.benchmarks.distributed.RedisPeersReport | tee "$dist/peers.md"
   exit 0
 fi
