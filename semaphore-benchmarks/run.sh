@@ -5,7 +5,7 @@
 #   semaphore-benchmarks/run.sh quick   # about 5 minutes on 2 cores: 1 fork, short iterations, fewer params
 #   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 40 minutes on 2 cores)
 #   semaphore-benchmarks/run.sh smoke   # about 3 minutes: checks that everything runs; figures meaningless
-#   semaphore-benchmarks/run.sh distributed   # about 15 minutes: semaphore-redis vs Redisson (a local redis-server)
+#   semaphore-benchmarks/run.sh distributed   # about 10 minutes: semaphore-redis vs Redisson (a local redis-server)
 #
 # Run it on a quiet machine: anything else running skews the figures.
 set -euo pipefail
