@@ -28,13 +28,11 @@ import dev.semaphore.internal.BlockingWaiter
 import dev.semaphore.internal.BlockingWaiter.Companion.GAVE_UP_EXPIRED
 import dev.semaphore.internal.BlockingWaiter.Companion.HELD
 import dev.semaphore.internal.BlockingWaiter.Companion.PENDING
-import org.jetbrains.kotlinx.lincheck.DSLScenarioBuilder
 import org.jetbrains.kotlinx.lincheck.annotations.Operation
 import org.jetbrains.kotlinx.lincheck.annotations.Param
 import org.jetbrains.kotlinx.lincheck.annotations.Validate
 import org.jetbrains.kotlinx.lincheck.check
 import org.jetbrains.kotlinx.lincheck.paramgen.ThreadIdGen
-import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions
 import org.junit.jupiter.api.Test
 
 @Param(name = "t", gen = ThreadIdGen::class)
@@ -123,14 +121,9 @@ abstract class BlockingWaiterScenarios {
     @Test
     fun stressStrategy() = stressOptions().check(this::class)
 
-    private fun checkOnly(scenario: DSLScenarioBuilder.() -> Unit) =
-        ModelCheckingOptions().iterations(0).invocationsPerIteration(1000 * STRESS_SCALE)
-            .addCustomScenario(scenario)
-            .check(this::class)
-
     /** Thread 1 is interrupted while thread 2's release grants it (claim, then delivery): every interleaving. */
     @Test
-    fun interruptRacingTheGrant() = checkOnly {
+    fun interruptRacingTheGrant() = checkOnly(this::class) {
         initial { actor(BlockingWaiterScenarios::request, 1) }
         parallel {
             thread { actor(BlockingWaiterScenarios::request, 0); actor(BlockingWaiterScenarios::interrupt, 0) }
@@ -140,7 +133,7 @@ abstract class BlockingWaiterScenarios {
 
     /** The same with the deadline instead of the interrupt. */
     @Test
-    fun deadlineRacingTheGrant() = checkOnly {
+    fun deadlineRacingTheGrant() = checkOnly(this::class) {
         initial { actor(BlockingWaiterScenarios::request, 1) }
         parallel {
             thread { actor(BlockingWaiterScenarios::request, 0); actor(BlockingWaiterScenarios::timeout, 0) }

@@ -15,13 +15,11 @@ package dev.semaphore.verification
 
 import dev.semaphore.Semaphore
 import dev.semaphore.acquireAsync
-import org.jetbrains.kotlinx.lincheck.DSLScenarioBuilder
 import org.jetbrains.kotlinx.lincheck.annotations.Operation
 import org.jetbrains.kotlinx.lincheck.annotations.Param
 import org.jetbrains.kotlinx.lincheck.annotations.Validate
 import org.jetbrains.kotlinx.lincheck.check
 import org.jetbrains.kotlinx.lincheck.paramgen.ThreadIdGen
-import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions
 import org.junit.jupiter.api.Test
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeUnit
@@ -79,11 +77,6 @@ class FutureWaiterLincheckTest {
     @Test
     fun stressStrategy() = stressOptions().check(this::class)
 
-    private fun checkOnly(scenario: DSLScenarioBuilder.() -> Unit) =
-        ModelCheckingOptions().iterations(0).invocationsPerIteration(1000 * STRESS_SCALE)
-            .addCustomScenario(scenario)
-            .check(this::class)
-
     /**
      * The "granted in the same instant" window, every interleaving of it: thread 1's request is
      * granted by thread 2's release and claimed under the lock (W1), and thread 1 gives it up before
@@ -93,7 +86,7 @@ class FutureWaiterLincheckTest {
      * hand-back went unnoticed); in this shape they do (the same mutation fails both tests below).
      */
     @Test
-    fun cancelRacingTheGrant() = checkOnly {
+    fun cancelRacingTheGrant() = checkOnly(this::class) {
         initial { actor(FutureWaiterLincheckTest::acquire, 1) }
         parallel {
             thread { actor(FutureWaiterLincheckTest::acquire, 0); actor(FutureWaiterLincheckTest::cancel, 0) }
@@ -102,7 +95,7 @@ class FutureWaiterLincheckTest {
     }
 
     @Test
-    fun timeoutRacingTheGrant() = checkOnly {
+    fun timeoutRacingTheGrant() = checkOnly(this::class) {
         initial { actor(FutureWaiterLincheckTest::acquire, 1) }
         parallel {
             thread { actor(FutureWaiterLincheckTest::acquire, 0); actor(FutureWaiterLincheckTest::timeout, 0) }

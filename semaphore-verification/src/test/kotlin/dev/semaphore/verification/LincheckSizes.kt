@@ -20,6 +20,9 @@
  */
 package dev.semaphore.verification
 
+import org.jetbrains.kotlinx.lincheck.DSLScenarioBuilder
+import kotlin.reflect.KClass
+import org.jetbrains.kotlinx.lincheck.check
 import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions
 import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions
 
@@ -44,3 +47,12 @@ fun mcOptions(): ModelCheckingOptions = ModelCheckingOptions()
 fun stressOptions(): StressOptions = StressOptions()
     .iterations(STRESS_SCENARIOS).invocationsPerIteration(STRESS_INVOCATIONS)
     .threads(3).actorsPerThread(2).actorsBefore(1).actorsAfter(1)
+
+/**
+ * Model-checks only the fixed [scenario] of [testClass]: every interleaving Lincheck reaches in
+ * [invocations] runs (5 times as many under -Pstress), for races that random scenarios reach too rarely.
+ */
+fun checkOnly(testClass: KClass<*>, invocations: Int = 1000, scenario: DSLScenarioBuilder.() -> Unit) =
+    ModelCheckingOptions().iterations(0).invocationsPerIteration(invocations * STRESS_SCALE)
+        .addCustomScenario(scenario)
+        .check(testClass)

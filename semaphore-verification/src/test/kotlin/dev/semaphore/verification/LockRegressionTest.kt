@@ -13,9 +13,7 @@ package dev.semaphore.verification
 import dev.semaphore.Lock
 import org.jetbrains.kotlinx.lincheck.annotations.Operation
 import org.jetbrains.kotlinx.lincheck.annotations.Param
-import org.jetbrains.kotlinx.lincheck.check
 import org.jetbrains.kotlinx.lincheck.paramgen.IntGen
-import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions
 import kotlinx.coroutines.launch
 import org.junit.jupiter.api.Test
 
@@ -41,11 +39,6 @@ class LockAllOwnersOps {
 }
 
 class LockRegressionTest {
-    private fun checkOnly(scenario: org.jetbrains.kotlinx.lincheck.DSLScenarioBuilder.() -> Unit) =
-        ModelCheckingOptions().iterations(0).invocationsPerIteration(2000 * STRESS_SCALE)
-            .addCustomScenario(scenario)
-            .check(LockAllOwnersOps::class)
-
     /**
      * R1, the unlock window: unlock clears the holder (L3) before it releases the permit. Found by
      * Lincheck. Thread 2's unlock(A) has cleared the holder; thread 1's unlock(A) then fails as "not
@@ -53,7 +46,7 @@ class LockRegressionTest {
      * the permit is not back: no sequential order gives (misuse, false) for thread 1 and ok for 2.
      */
     @Test
-    fun racingUnlockThenTryLock() = checkOnly {
+    fun racingUnlockThenTryLock() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
         initial { actor(LockAllOwnersOps::tryLock, 1) }
         parallel {
             thread { actor(LockAllOwnersOps::unlock, 1); actor(LockAllOwnersOps::tryLock, 2) }
@@ -66,7 +59,7 @@ class LockRegressionTest {
      * another caller sees holdsLock(A) == false (the unlock happened) and then tryLock(B) == false.
      */
     @Test
-    fun holdsLockFalseThenTryLockFails() = checkOnly {
+    fun holdsLockFalseThenTryLockFails() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
         initial { actor(LockAllOwnersOps::tryLock, 1) }
         parallel {
             thread { actor(LockAllOwnersOps::unlock, 1) }
@@ -81,7 +74,7 @@ class LockRegressionTest {
      * returns true (the unlock is done). Found by LockLincheckTest's model checking.
      */
     @Test
-    fun anonymousUnlockRacesHoldersRelock() = checkOnly {
+    fun anonymousUnlockRacesHoldersRelock() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
         initial { actor(LockAllOwnersOps::tryLock, 2) }
         parallel {
             thread { actor(LockAllOwnersOps::tryLock, 2) }
@@ -143,7 +136,7 @@ class LockRegressionTest {
      * recorded, another caller saw isLocked == true and holdsLock(A) == false.
      */
     @Test
-    fun isLockedTrueButHolderNotYetRecorded() = checkOnly {
+    fun isLockedTrueButHolderNotYetRecorded() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
         parallel {
             thread { actor(LockAllOwnersOps::tryLock, 1) }
             thread { actor(LockAllOwnersOps::isLocked); actor(LockAllOwnersOps::holdsLock, 1) }
@@ -156,7 +149,7 @@ class LockRegressionTest {
      * the lock or throws IllegalStateException ("already held by owner-1").
      */
     @Test
-    fun sameOwnerTryLockFromTwoThreads() = checkOnly {
+    fun sameOwnerTryLockFromTwoThreads() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
         parallel {
             thread { actor(LockAllOwnersOps::tryLock, 1) }
             thread { actor(LockAllOwnersOps::tryLock, 1) }
