@@ -32,6 +32,7 @@ import kotlinx.coroutines.CoroutineScope
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeMark
+import kotlin.time.toKotlinDuration
 
 /**
  * A counting semaphore of [permits] permits shared, under one [name], by every JVM connected to the
@@ -62,6 +63,8 @@ public interface RedisSemaphore {
      * @throws dev.semaphore.SemaphoreClosedException if this handle is or becomes closed.
      * @throws QueuedRequestLostException if the server dropped the request from the line because its
      *   heartbeats did not arrive (this client was cut off for longer than the waiter time to live).
+     * @throws NotReplicatedException if [RedisSemaphoreConfig.replicaAcks] replicas did not acknowledge
+     *   the grant in time (it was handed back). The same holds for [tryAcquire].
      */
     public suspend fun acquire(permits: Int = 1): Lease
 
@@ -89,6 +92,8 @@ public interface RedisSemaphore {
     /**
      * Extends [lease] by one lease time from now (server time).
      * @throws LeaseLostException if it expired or was released.
+     * @throws NotReplicatedException if [RedisSemaphoreConfig.replicaAcks] replicas did not acknowledge
+     *   the renewal in time; [Lease.remaining] was not extended (the lease may still be live: try again).
      */
     public suspend fun renew(lease: Lease)
 
@@ -177,23 +182,41 @@ public class LeaseLostException(message: String, cause: Throwable? = null) : Ill
 public class QueuedRequestLostException(message: String) : IllegalStateException(message)
 
 /**
- * Timings of a [RedisSemaphore]; all are measured by the server except the intervals at which this
- * client acts.
+ * A grant (or a renewal) was not acknowledged by [RedisSemaphoreConfig.replicaAcks] replicas within
+ * [RedisSemaphoreConfig.replicaTimeout]; a grant was handed back, so nothing is held.
+ */
+public class NotReplicatedException(message: String) : IllegalStateException(message)
+
+/**
+ * Timings of a [RedisSemaphore], and whether its grants wait for replicas; all times are measured by
+ * the server except the intervals at which this client acts and [replicaTimeout].
  * @property leaseTime how long a grant lasts unless renewed; a dead holder's permits come back after at most this.
  * @property renewInterval how often [withPermit] renews the lease while its block runs.
  * @property waiterTimeToLive how long a queued request stays in line without a heartbeat; a dead
  *   waiter leaves the line after at most this.
  * @property heartbeatInterval how often this client sends the heartbeat of its queued requests, which
  *   also re-checks for a grant whose pub/sub message was lost.
- * @throws IllegalArgumentException if a time is under 1 ms, or an interval is not shorter than what it refreshes.
+ * @property replicaAcks 0 (the default): a grant counts when the server made it. N > 0: a lease is
+ *   returned to its caller only once N replicas have acknowledged it (Redis `WAIT`), and a renewal
+ *   extends [Lease.remaining] only once N replicas have acknowledged it; a grant that is not acknowledged
+ *   within [replicaTimeout] is handed back and the request fails with [NotReplicatedException], a
+ *   renewal is retried as if the server could not be reached. See the README's guarantees for what
+ *   this does and does not protect against.
+ * @property replicaTimeout how long to wait for [replicaAcks] replicas.
+ * @throws IllegalArgumentException if a time is under 1 ms, an interval is not shorter than what it
+ *   refreshes, or [replicaAcks] is negative.
  */
 public class RedisSemaphoreConfig(
     public val leaseTime: Duration = 30.seconds,
     public val renewInterval: Duration = leaseTime / 3,
     public val waiterTimeToLive: Duration = 10.seconds,
     public val heartbeatInterval: Duration = waiterTimeToLive / 5,
+    public val replicaAcks: Int = 0,
+    public val replicaTimeout: Duration = 1.seconds,
 ) {
     init {
+        require(replicaAcks >= 0) { "replicaAcks must be 0 or more, was $replicaAcks" }
+        require(replicaTimeout.inWholeMilliseconds >= 1) { "replicaTimeout must be at least 1ms, was $replicaTimeout" }
         require(leaseTime.inWholeMilliseconds >= 1) { "leaseTime must be at least 1ms, was $leaseTime" }
         require(waiterTimeToLive.inWholeMilliseconds >= 1) { "waiterTimeToLive must be at least 1ms, was $waiterTimeToLive" }
         require(renewInterval.isPositive() && renewInterval < leaseTime) {
@@ -204,9 +227,14 @@ public class RedisSemaphoreConfig(
         }
     }
 
+    /** This configuration with [replicaAcks] = [replicas] and [replicaTimeout] = [timeout] (a form Java can call). */
+    public fun withReplicaAcks(replicas: Int, timeout: java.time.Duration): RedisSemaphoreConfig =
+        RedisSemaphoreConfig(leaseTime, renewInterval, waiterTimeToLive, heartbeatInterval, replicas, timeout.toKotlinDuration())
+
     override fun toString(): String =
         "RedisSemaphoreConfig(leaseTime=$leaseTime, renewInterval=$renewInterval, " +
-            "waiterTimeToLive=$waiterTimeToLive, heartbeatInterval=$heartbeatInterval)"
+            "waiterTimeToLive=$waiterTimeToLive, heartbeatInterval=$heartbeatInterval" +
+            (if (replicaAcks > 0) ", replicaAcks=$replicaAcks, replicaTimeout=$replicaTimeout)" else ")")
 }
 
 /**

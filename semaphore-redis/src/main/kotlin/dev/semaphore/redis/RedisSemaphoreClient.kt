@@ -3,8 +3,12 @@ package dev.semaphore.redis
 import io.lettuce.core.RedisClient
 import io.lettuce.core.RedisCommandExecutionException
 import io.lettuce.core.RedisNoScriptException
+import io.lettuce.core.RedisURI
+import io.lettuce.core.api.StatefulConnection
 import io.lettuce.core.ScriptOutputType
 import io.lettuce.core.api.StatefulRedisConnection
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands
+import io.lettuce.core.cluster.RedisClusterClient
 import io.lettuce.core.pubsub.RedisPubSubAdapter
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection
 import kotlinx.coroutines.CompletableDeferred
@@ -21,18 +25,26 @@ import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.TimeSource
 
 /**
- * The connections to one Redis server that every [RedisSemaphore] and [RedisLock] made here shares:
- * one for commands (one Lua script per operation) and one for pub/sub (one subscription per semaphore
- * name, shared by every coroutine of this JVM waiting on it). Lettuce reconnects both after a drop and
+ * The connections to one Redis server, or to one Redis Cluster, that every [RedisSemaphore] and
+ * [RedisLock] made here shares: one for commands (one Lua script per operation; on a cluster, sent to
+ * the node of the semaphore's hash slot) and one for pub/sub (one subscription per semaphore name,
+ * shared by every coroutine of this JVM waiting on it). Lettuce reconnects both after a drop and
  * re-subscribes; the scripts are idempotent per request (R6), so a command it repeats is harmless.
  *
  * Close it when done: it closes its handles (their waiters fail and leave the line) and the connections.
  */
 public class RedisSemaphoreClient private constructor(
-    private val redis: RedisClient,
+    private val commands: StatefulConnection<String, String>,
+    private val scripting: RedisScriptingAsyncCommands<String, String>,
+    private val pubSub: StatefulRedisPubSubConnection<String, String>,
+    /**
+     * Where grants and renewals are confirmed by replicas (RedisSemaphoreConfig.replicaAcks): a connection
+     * of its own, because `WAIT` holds up the commands behind it on the connection. Opened on first use;
+     * null on a cluster, where it is not supported.
+     */
+    private val confirmations: Lazy<StatefulRedisConnection<String, String>>?,
+    private val shutdown: () -> Unit,
 ) : AutoCloseable {
-    internal val commands: StatefulRedisConnection<String, String> = redis.connect()
-    private val pubSub: StatefulRedisPubSubConnection<String, String> = redis.connectPubSub()
 
     /** Heartbeats and renewals run here; closed with the client. */
     internal val background: CoroutineScope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
@@ -57,19 +69,27 @@ public class RedisSemaphoreClient private constructor(
      */
     public fun semaphore(name: String, permits: Int, config: RedisSemaphoreConfig = RedisSemaphoreConfig()): RedisSemaphore {
         require(permits >= 1) { "permits must be at least 1, was $permits" }
-        return RedisSemaphoreHandle(this, checkName(name), permits, config).also { handles += it }
+        return RedisSemaphoreHandle(this, checkName(name), permits, checkConfig(config)).also { handles += it }
     }
 
     /** A handle on the lock [name]: the semaphore [name] of 1 permit. */
     public fun lock(name: String, config: RedisSemaphoreConfig = RedisSemaphoreConfig()): RedisLock =
-        RedisLockHandle(RedisSemaphoreHandle(this, checkName(name), 1, config).also { handles += it })
+        RedisLockHandle(RedisSemaphoreHandle(this, checkName(name), 1, checkConfig(config)).also { handles += it })
+
+    private fun checkConfig(config: RedisSemaphoreConfig): RedisSemaphoreConfig {
+        require(config.replicaAcks == 0 || confirmations != null) {
+            "replicaAcks (${config.replicaAcks}) is not supported on a Redis Cluster client; use 0"
+        }
+        return config
+    }
 
     override fun close() {
         handles.forEach { it.close() }
         background.cancel()
         pubSub.close()
         commands.close()
-        redis.shutdown()
+        if (confirmations?.isInitialized() == true) confirmations.value.close()
+        shutdown()
     }
 
     internal fun forget(handle: AutoCloseable) {
@@ -112,9 +132,26 @@ public class RedisSemaphoreClient private constructor(
         }
     }
 
+    /**
+     * Runs [script] on the confirmations connection (it must write, so that the connection's replication
+     * offset is at least that of everything before it), then `WAIT`s for [replicas] replicas at most
+     * [timeoutMs]; returns the script's answer and how many replicas acknowledged.
+     */
+    internal suspend fun runAndWait(script: Script, keys: Array<String>, args: Array<String>, replicas: Int, timeoutMs: Long): Pair<String, Long> {
+        val connection = checkNotNull(confirmations) { "replicaAcks on a cluster" }.value.async()
+        val answer = run<String>(script, ScriptOutputType.VALUE, keys, args, connection)
+        return answer to connection.waitForReplication(replicas, timeoutMs).await()
+    }
+
     /** Runs [script] (by its SHA; loading it again if the server lost its script cache, e.g. after a restart). */
-    internal suspend fun <T> run(script: Script, output: ScriptOutputType, keys: Array<String>, args: Array<String>): T {
-        val async = commands.async()
+    internal suspend fun <T> run(
+        script: Script,
+        output: ScriptOutputType,
+        keys: Array<String>,
+        args: Array<String>,
+        on: RedisScriptingAsyncCommands<String, String> = scripting,
+    ): T {
+        val async = on
         return try {
             try {
                 async.evalsha<T>(script.sha, output, keys, *args).await()
@@ -126,6 +163,11 @@ public class RedisSemaphoreClient private constructor(
             when {
                 message.startsWith("PERMITS ") -> throw IllegalArgumentException(message.removePrefix("PERMITS "))
                 message.startsWith("TOTAL_MISMATCH ") -> throw IllegalStateException(message.removePrefix("TOTAL_MISMATCH "))
+                message.startsWith("MOVED ") -> throw IllegalStateException(
+                    "the server is a Redis Cluster node that does not serve ${keys[0]} ($message): " +
+                        "connect with RedisSemaphoreClient.connectCluster",
+                    e,
+                )
                 else -> throw e
             }
         }
@@ -136,7 +178,25 @@ public class RedisSemaphoreClient private constructor(
     public companion object {
         /** Connects to the Redis server at [redisUri], e.g. `redis://127.0.0.1:6379`. */
         @JvmStatic
-        public fun connect(redisUri: String): RedisSemaphoreClient = RedisSemaphoreClient(RedisClient.create(redisUri))
+        public fun connect(redisUri: String): RedisSemaphoreClient {
+            val redis = RedisClient.create(redisUri)
+            val commands = redis.connect()
+            return RedisSemaphoreClient(commands, commands.async(), redis.connectPubSub(), lazy { redis.connect() }, redis::shutdown)
+        }
+
+        /**
+         * Connects to the Redis Cluster that [redisUris] (some of its nodes, e.g. `redis://10.0.0.1:7000`)
+         * belong to. Each semaphore's keys are in one hash slot, so each operation is one script on the
+         * node that serves it; grants are published with `PUBLISH`, which the cluster delivers to every
+         * node. [RedisSemaphoreConfig.replicaAcks] is not supported here.
+         */
+        @JvmStatic
+        public fun connectCluster(vararg redisUris: String): RedisSemaphoreClient {
+            require(redisUris.isNotEmpty()) { "at least one node's URI is needed, was none" }
+            val cluster = RedisClusterClient.create(redisUris.map { RedisURI.create(it) })
+            val commands = cluster.connect()
+            return RedisSemaphoreClient(commands, commands.async(), cluster.connectPubSub(), null, cluster::shutdown)
+        }
 
         private fun checkName(name: String): String {
             require(name.isNotEmpty() && '{' !in name && '}' !in name) {

@@ -45,13 +45,13 @@ internal class RedisSemaphoreHandle(
         checkRequest(permits)
         val sent = TimeSource.Monotonic.markNow()
         val id = client.newRequestId()
-        val reply = try {
-            script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
-        } catch (e: CancellationException) { // the request may have been granted: hand it back (R8)
-            withContext(NonCancellable) { runCatching { script(Script.cancel, id, "1") } }
+        return try {
+            val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
+            if (reply.startsWith("G:")) confirmed(parseLease(name, reply.substring(2), sent)) else null
+        } catch (e: Throwable) { // cancelled, or not replicated: a grant is handed back (R8)
+            handBack(id, e)
             throw e
         }
-        return if (reply.startsWith("G:")) parseLease(name, reply.substring(2), sent) else null
     }
 
     override suspend fun tryAcquire(permits: Int, timeout: Duration): Lease? =
@@ -67,33 +67,56 @@ internal class RedisSemaphoreHandle(
             val sent = TimeSource.Monotonic.markNow()
             val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
             when {
-                reply.startsWith("G:") -> return parseLease(name, reply.substring(2), sent)
+                reply.startsWith("G:") -> return confirmed(parseLease(name, reply.substring(2), sent))
                 !reply.startsWith("Q") -> error("unexpected answer to a request for $permits permits of $name: $reply")
             }
             val queueNumber = reply.substringAfter(':', "0").toLong()
             startHeartbeat(id)
             if (closed) grant.completeExceptionally(closedException())
             val lease = if (timeout == null) grant.await() else withTimeoutOrNull(timeout) { grant.await() }
-            if (lease != null) return lease.also { it.queueNumber = queueNumber }
+            if (lease != null) return confirmed(lease.also { it.queueNumber = queueNumber })
             // Timed out: leave the line, taking a grant that won the race (R8).
             val sentCancel = TimeSource.Monotonic.markNow()
             val answer = withContext(NonCancellable) { script(Script.cancel, id, "0") }
-            return if (answer.startsWith("G:")) parseLease(name, answer.substring(2), sentCancel).also { it.queueNumber = queueNumber } else null
+            if (!answer.startsWith("G:")) return null
+            return confirmed(parseLease(name, answer.substring(2), sentCancel).also { it.queueNumber = queueNumber })
         } catch (e: Throwable) {
-            // Cancelled or failed: leave the line, handing back a grant that raced us (R8). If the server
-            // cannot be reached, the request is dropped after waiterTimeToLive, a grant after leaseTime.
-            withContext(NonCancellable) {
-                try {
-                    script(Script.cancel, id, "1")
-                } catch (secondary: Exception) {
-                    if (secondary !== e) e.addSuppressed(secondary)
-                }
-            }
+            handBack(id, e)
             throw e
         } finally {
             client.stopExpecting(id)
             synchronized(this) { queued -= id }
         }
+    }
+
+    /**
+     * After a request failed with [e] (cancelled, not replicated, or the server unreachable): leaves the
+     * line, handing back a grant it may have had (R8). If the server cannot be reached, the request is
+     * dropped after waiterTimeToLive, a grant after leaseTime.
+     */
+    private suspend fun handBack(id: String, e: Throwable) = withContext(NonCancellable) {
+        try {
+            script(Script.cancel, id, "1")
+        } catch (secondary: Exception) {
+            if (secondary !== e) e.addSuppressed(secondary)
+        }
+    }
+
+    /**
+     * [lease] once it may be returned to its caller: at once, or (config.replicaAcks > 0) once that many
+     * replicas acknowledged it, by a renewal that restarts its expiry. Throws NotReplicatedException if
+     * they did not in time; the caller then hands the grant back.
+     */
+    private suspend fun confirmed(lease: Lease): Lease {
+        if (config.replicaAcks > 0) {
+            try {
+                renew(lease)
+            } catch (e: NotReplicatedException) {
+                throw NotReplicatedException("the grant of ${lease.permits} permits of $name (${lease.id}) was not acknowledged " +
+                    "by ${config.replicaAcks} replicas within ${config.replicaTimeout} (${e.message}); it was handed back")
+            }
+        }
+        return lease
     }
 
     override suspend fun release(lease: Lease) {
@@ -121,7 +144,16 @@ internal class RedisSemaphoreHandle(
     override suspend fun renew(lease: Lease) {
         checkOwn(lease)
         val sent = TimeSource.Monotonic.markNow()
-        val answer = script(Script.renew, lease.id, leaseMs)
+        val answer = if (config.replicaAcks == 0) {
+            script(Script.renew, lease.id, leaseMs)
+        } else {
+            val args = arrayOf(permits.toString(), channel, lease.id, leaseMs, "confirm")
+            val (answer, acks) = client.runAndWait(Script.renew, keys, args, config.replicaAcks, config.replicaTimeout.inWholeMilliseconds)
+            if (answer.startsWith("G:") && acks < config.replicaAcks) {
+                throw NotReplicatedException("$acks of ${config.replicaAcks} replicas acknowledged the renewal in time")
+            }
+            answer
+        }
         if (answer.startsWith("G:")) {
             lease.expiresAt = parseLease(name, answer.substring(2), sent).expiresAt
         } else {
@@ -199,7 +231,8 @@ internal class RedisSemaphoreHandle(
             if (answered) {
                 lastError = null
             } else if (!lease.remaining.isPositive()) {
-                throw LeaseLostException("$lease expired before a renewal reached the server", lastError)
+                val replicas = if (lastError is NotReplicatedException) " and ${config.replicaAcks} replicas" else ""
+                throw LeaseLostException("$lease expired before a renewal reached the server$replicas", lastError)
             }
         }
     }

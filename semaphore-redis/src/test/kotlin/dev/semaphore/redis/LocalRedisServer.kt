@@ -16,9 +16,13 @@ import java.util.concurrent.TimeUnit
  * [kill] is `kill -9`; [restart] starts a new process on the same port and directory, so with
  * [appendOnly] the data survives (AOF, fsync always) and without it it is gone.
  */
-class LocalRedisServer private constructor(val appendOnly: Boolean) : AutoCloseable {
+class LocalRedisServer private constructor(
+    val appendOnly: Boolean,
+    private val replicaOf: LocalRedisServer? = null,
+    private val cluster: Boolean = false,
+) : AutoCloseable {
     val dir: File = Files.createTempDirectory("redis-test").toFile()
-    val port: Int = freePort()
+    val port: Int = if (cluster) freeClusterPort() else freePort()
     val uri: String get() = "redis://127.0.0.1:$port"
     private var process: Process? = null
 
@@ -29,8 +33,11 @@ class LocalRedisServer private constructor(val appendOnly: Boolean) : AutoClosea
             binary.path, "--port", "$port", "--bind", "127.0.0.1", "--save", "", "--dir", dir.path,
             "--appendonly", if (appendOnly) "yes" else "no", "--appendfsync", "always",
             "--logfile", File(dir, "redis.log").path,
+            "--repl-diskless-sync-delay", "0", // a replica's first synchronization starts at once, not after 5 s
         )
         if (majorVersion >= 7) args += listOf("--enable-debug-command", "local")
+        if (replicaOf != null) args += listOf("--replicaof", "127.0.0.1", "${replicaOf.port}")
+        if (cluster) args += listOf("--cluster-enabled", "yes", "--cluster-config-file", File(dir, "nodes.conf").path)
         process = ProcessBuilder(args).redirectErrorStream(true).redirectOutput(File(dir, "stdout.log")).start()
         val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20)
         while (System.nanoTime() < deadline) {
@@ -78,6 +85,12 @@ class LocalRedisServer private constructor(val appendOnly: Boolean) : AutoClosea
             read(s.getInputStream().bufferedReader())
         }
 
+    /** `kill -STOP` (true) or `kill -CONT` (false) of the server process. */
+    fun pause(paused: Boolean) {
+        val signal = if (paused) "-STOP" else "-CONT"
+        check(ProcessBuilder("kill", signal, "$pid").inheritIO().start().waitFor() == 0) { "kill $signal $pid failed" }
+    }
+
     /** `kill -9` of the server process. */
     fun kill() {
         process?.destroyForcibly()?.waitFor()
@@ -106,7 +119,30 @@ class LocalRedisServer private constructor(val appendOnly: Boolean) : AutoClosea
             Regex("v=(\\d+)\\.").find(out)?.groupValues?.get(1)?.toInt() ?: error("cannot read the version of ${binary.path}: $out")
         }
 
-        fun start(appendOnly: Boolean = false): LocalRedisServer = LocalRedisServer(appendOnly).also { it.launch() }
+        @JvmOverloads
+        fun start(appendOnly: Boolean = false, cluster: Boolean = false): LocalRedisServer =
+            LocalRedisServer(appendOnly, cluster = cluster).also { it.launch() }
+
+        /**
+         * A replica of [master] (`--replicaof`), once it has acknowledged a write made after it joined.
+         * (After its first synchronization, Redis 7 streams writes to a replica only once it has sent its
+         * first ACK, which it does once a second: a `WAIT` made before that counts it out.)
+         */
+        fun startReplica(master: LocalRedisServer): LocalRedisServer = LocalRedisServer(false, replicaOf = master).also { replica ->
+            replica.launch()
+            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20)
+            fun acknowledged(): Boolean {
+                val info = master.reply("INFO", "replication").single()
+                val written = Regex("master_repl_offset:(\\d+)").find(info)!!.groupValues[1].toLong()
+                val acked = Regex("port=${replica.port},state=online,offset=(\\d+)").find(info)?.groupValues?.get(1)?.toLong()
+                return written > 0 && acked != null && acked >= written
+            }
+            master.command("SET", "test:replica-joined", "${replica.port}")
+            while (!acknowledged()) {
+                check(System.nanoTime() < deadline) { "the replica on port ${replica.port} did not synchronize within 20 s" }
+                Thread.sleep(20)
+            }
+        }
 
         private fun findBinary(): File {
             System.getenv("REDIS_SERVER")?.let { return File(it) }
@@ -128,6 +164,17 @@ class LocalRedisServer private constructor(val appendOnly: Boolean) : AutoClosea
             while (true) {
                 val port = ServerSocket(0, 1, InetAddress.getLoopbackAddress()).use { it.localPort }
                 if (port != 6379) return port
+            }
+        }
+
+        /** A free port whose cluster bus port (the port + 10,000, as Redis 6.2 fixes it) is free too. */
+        private fun freeClusterPort(): Int {
+            while (true) {
+                val port = java.util.concurrent.ThreadLocalRandom.current().nextInt(20000, 30000)
+                val free = listOf(port, port + 10000).all { p ->
+                    runCatching { ServerSocket(p, 1, InetAddress.getLoopbackAddress()).close() }.isSuccess
+                }
+                if (free) return port
             }
         }
 

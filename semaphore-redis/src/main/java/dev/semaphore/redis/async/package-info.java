@@ -17,6 +17,12 @@
  * and nothing held; a grant that raced the timeout completes it with the permit instead. Zero or
  * negative: only tries now.
  *
+ * <h2 id="replicas">Replicas</h2>
+ * With {@code config(...).withReplicaAcks(n, timeout)}, a future completes with a permit only once
+ * {@code n} replicas acknowledged the grant; otherwise it fails with
+ * {@link dev.semaphore.redis.NotReplicatedException} and the grant is handed back (see the README's
+ * "Across many JVMs" for what this protects and what it does not).
+ *
  * <h2 id="threads">Threads</h2>
  * Futures complete on the client's background threads ({@code Dispatchers.Default}): do not block in
  * their dependents; use the {@code *Async} methods of {@code CompletableFuture} for long work.

@@ -1,0 +1,60 @@
+package dev.semaphore.redis.async;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.semaphore.redis.LocalRedisCluster;
+import dev.semaphore.redis.LocalRedisServer;
+import dev.semaphore.redis.NotReplicatedException;
+import dev.semaphore.redis.RedisSemaphoreClient;
+import dev.semaphore.redis.RedisSemaphoreConfig;
+import java.time.Duration;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+
+/** replicaAcks and Redis Cluster from Java, on real servers. */
+class ReplicasAndClusterTest {
+    @Test
+    void aGrantWaitsForTheReplicaAndFailsWithNothingHeldWhileItIsPaused() {
+        try (LocalRedisServer master = LocalRedisServer.Companion.start(false);
+             LocalRedisServer replica = LocalRedisServer.Companion.startReplica(master);
+             RedisSemaphoreClient client = RedisSemaphoreClient.connect(master.getUri())) {
+            RedisSemaphoreConfig config = AsyncRedisSemaphore
+                .config(Duration.ofSeconds(10), null, Duration.ofSeconds(5), null)
+                .withReplicaAcks(1, Duration.ofMillis(300));
+            AsyncRedisSemaphore semaphore = AsyncRedisSemaphore.create(client, "java-replicated", 1, config);
+            try (RedisPermit permit = semaphore.acquire().join()) {
+                assertTrue(permit.fencingToken() > 0);
+            }
+            replica.pause(true);
+            try {
+                CompletionException e = assertThrows(CompletionException.class, () -> semaphore.acquire().join());
+                assertInstanceOf(NotReplicatedException.class, e.getCause());
+                assertTrue(e.getCause().getMessage().contains("it was handed back"), e.getCause().getMessage());
+                assertEquals(1, semaphore.availablePermits().join());
+                assertEquals(0, semaphore.queueLength().join());
+            } finally {
+                replica.pause(false);
+            }
+        }
+    }
+
+    @Test
+    void aClusterClientServesSemaphoresOnEveryNode() {
+        try (LocalRedisCluster cluster = LocalRedisCluster.Companion.start(3);
+             RedisSemaphoreClient client = RedisSemaphoreClient.connectCluster(cluster.getUris())) {
+            for (int i = 0; i < 12; i++) { // 12 names: their slots spread over the 3 nodes
+                AsyncRedisLock lock = AsyncRedisLock.create(client, "java-cluster-" + i);
+                RedisPermit held = lock.lock().join();
+                assertTrue(lock.isLocked().join());
+                held.close();
+                assertEquals(false, lock.isLocked().join());
+            }
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> AsyncRedisSemaphore.create(
+                client, "x", 1, new RedisSemaphoreConfig().withReplicaAcks(1, Duration.ofSeconds(1))));
+            assertEquals("replicaAcks (1) is not supported on a Redis Cluster client; use 0", e.getMessage());
+        }
+    }
+}
