@@ -5,7 +5,10 @@
 #   semaphore-benchmarks/run.sh quick   # about 5 minutes on 2 cores: 1 fork, short iterations, fewer params
 #   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 40 minutes on 2 cores)
 #   semaphore-benchmarks/run.sh smoke   # about 3 minutes: checks that everything runs; figures meaningless
-#   semaphore-benchmarks/run.sh distributed   # about 10 minutes: semaphore-redis vs Redisson (a local redis-server)
+#   semaphore-benchmarks/run.sh distributed   # about 10 minutes: semaphore-redis vs Redisson (a local redis-server);
+#                                             # writes docs/benchmarks-distributed.md + docs/benchmarks-distributed.png
+#                                             # and replaces the distributed section at the end of docs/benchmarks.md
+#                                             # (the local rows before it are kept as they are)
 #
 # Run it on a quiet machine: anything else running skews the figures.
 set -euo pipefail
@@ -62,8 +65,10 @@ fi
 
 if [ "$mode" = distributed ]; then
   # semaphore-redis vs Redisson on a local redis-server (one per fork): JMH rows, then commands per
-  # acquisition and the FIFO check. Results in $here/target/distributed/; the section of
-  # docs/benchmarks.md that shows them is docs/benchmarks-distributed.md (the report includes it).
+  # acquisition and the FIFO check, into $here/target/distributed/. DistributedReport turns them into
+  # docs/benchmarks-distributed.md + .png, and replaces the section of docs/benchmarks.md from its line
+  # "## Distributed: semaphore-redis vs Redisson" to the end with the same text; the local rows before it
+  # stay as the last quick/full run wrote them (and that report includes benchmarks-distributed.md as it is).
   dist="$here/target/distributed"
   rm -rf "$dist"
   mkdir -p "$dist"
@@ -73,6 +78,14 @@ if [ "$mode" = distributed ]; then
   java -jar "$jar" 'dev.semaphore.benchmarks.distributed.DistributedContended' -f 2 -wi 3 -i 8 -w 2s -r 2s \
     -rf json -rff "$dist/contended.json" | tee "$dist/jmh-contended.txt"
   java -cp "$jar" dev.semaphore.benchmarks.distributed.RedisPeersReport | tee "$dist/peers.md"
+  # The server the benchmarks ran: LocalRedisServer takes $REDIS_SERVER, else redis-server on the PATH,
+  # else the build shipped in embedded-redis.
+  redis_bin="${REDIS_SERVER:-$(command -v redis-server || true)}"
+  server_version="$( { [ -n "$redis_bin" ] && "$redis_bin" --version; } 2>/dev/null || echo "the redis-server build of embedded-redis")"
+  echo "== report"
+  java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.DistributedReport --dir "$dist" \
+    --out "$root/docs/benchmarks-distributed.md" --chart "$root/docs/benchmarks-distributed.png" \
+    --server "$server_version" --splice "$root/docs/benchmarks.md"
   exit 0
 fi
 

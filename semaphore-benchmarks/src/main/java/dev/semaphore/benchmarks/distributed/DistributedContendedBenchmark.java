@@ -36,7 +36,8 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 @Fork(1)
 @State(Scope.Benchmark)
 public class DistributedContendedBenchmark {
-    static final int WORKERS = 100;
+    /** Workers in this JVM, and in the second one (read by the report). */
+    public static final int WORKERS = 100;
     static final int CYCLES = 2;
 
     /** Permits of the semaphore (the lock methods ignore it and run only with 1). */

@@ -148,8 +148,9 @@ public final class BenchmarkReport {
         writeChart(ratios, chart);
         String chartLink = out.toAbsolutePath().getParent().relativize(chart.toAbsolutePath()).toString().replace('\\', '/');
         String md = markdown(byClass, ratios, mem, rows.get(0).raw(), run, chartLink);
-        // The distributed rows (semaphore-redis vs Redisson) are measured by `run.sh distributed` into their own
-        // file; the report carries them along, so regenerating the local rows does not drop them.
+        // The distributed rows (semaphore-redis vs Redisson) are measured by `run.sh distributed` and written by
+        // DistributedReport into their own file; the report carries them along, so regenerating the local rows does
+        // not drop them. That file sits next to this one, so its relative chart link works here too.
         Path distributed = out.toAbsolutePath().resolveSibling("benchmarks-distributed.md");
         if (Files.exists(distributed)) md += "\n" + Files.readString(distributed);
         Files.writeString(out, md, StandardCharsets.UTF_8);
@@ -221,13 +222,18 @@ public final class BenchmarkReport {
                 if (ours.isReference()) continue;
                 for (Row peer : g) {
                     if (!peer.isReference() || !peer.unit().equals(ours.unit())) continue;
-                    double v = ours.score() / peer.score();
-                    double rel = Math.sqrt(sq(ours.error() / ours.score()) + sq(peer.error() / peer.score()));
-                    out.add(new Ratio(ours, peer, v, v * rel));
+                    out.add(ratio(ours, peer));
                 }
             }
         }
         return out;
+    }
+
+    /** ours / peer, its error the two relative JMH errors combined (NaN when either has none). */
+    static Ratio ratio(Row ours, Row peer) {
+        double v = ours.score() / peer.score();
+        double rel = Math.sqrt(sq(ours.error() / ours.score()) + sq(peer.error() / peer.score()));
+        return new Ratio(ours, peer, v, v * rel);
     }
 
     private static double sq(double x) {
@@ -366,12 +372,12 @@ public final class BenchmarkReport {
                 Double.isNaN(r.error()) ? "; no error estimate" : "");
     }
 
-    private static String str(JsonObject o, String key) {
+    static String str(JsonObject o, String key) {
         JsonElement e = o.get(key);
         return e == null || e.isJsonNull() ? "?" : e.getAsString();
     }
 
-    private static String cpuModel() {
+    static String cpuModel() {
         try {
             for (String line : Files.readAllLines(Paths.get("/proc/cpuinfo"))) {
                 if (line.startsWith("model name")) return line.substring(line.indexOf(':') + 1).trim();
@@ -398,27 +404,12 @@ public final class BenchmarkReport {
             }
             CategoryChart c = new CategoryChartBuilder().width(width).height(520).title(e.getKey() + ": ours / peer (time; < 1 = ours faster)")
                     .xAxisTitle("").yAxisTitle("ratio ours / peer").build();
-            c.getStyler().setLegendVisible(false);
-            c.getStyler().setXAxisLabelRotation(45);
             // Log scale: a ratio of 2 and one of 1/2 are the same distance from the line at 1.
             c.getStyler().setYAxisLogarithmic(true);
             c.getStyler().setYAxisMin(Math.min(0.5, min(values) / 1.5));
             c.getStyler().setYAxisMax(Math.max(2.0, max(values) * 1.5));
-            c.getStyler().setYAxisDecimalPattern("0.###");
-            c.getStyler().setLabelsVisible(true);
-            c.getStyler().setLabelsRotation(90);
-            c.getStyler().setLabelsFontColorAutomaticEnabled(false);
-            c.getStyler().setLabelsFontColor(Color.BLACK);
-            c.getStyler().setChartBackgroundColor(Color.WHITE);
-            c.getStyler().setPlotGridVerticalLinesVisible(false);
-            c.getStyler().setSeriesColors(new Color[] {new Color(60, 110, 180)});
-            c.getStyler().setAxisTickLabelsFont(c.getStyler().getAxisTickLabelsFont().deriveFont(10f));
-            c.getStyler().setChartTitleFont(c.getStyler().getChartTitleFont().deriveFont(13f));
-            c.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+            styleRatioChart(c);
             c.addSeries("ours/peer", labels, values);
-            AnnotationLine one = new AnnotationLine(1.0, false, false);
-            c.getStyler().setAnnotationLineColor(Color.RED);
-            c.addAnnotation(one);
             charts.add(c);
         }
         if (charts.isEmpty()) {
@@ -444,6 +435,25 @@ public final class BenchmarkReport {
             charts.add(blank);
         }
         BitmapEncoder.saveBitmap(charts, rows, cols, base, BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    /** The look of a ratio chart (one blue series, values on the bars, rotated labels) and its red line at 1. */
+    static void styleRatioChart(CategoryChart c) {
+        c.getStyler().setLegendVisible(false);
+        c.getStyler().setXAxisLabelRotation(45);
+        c.getStyler().setYAxisDecimalPattern("0.###");
+        c.getStyler().setLabelsVisible(true);
+        c.getStyler().setLabelsRotation(90);
+        c.getStyler().setLabelsFontColorAutomaticEnabled(false);
+        c.getStyler().setLabelsFontColor(Color.BLACK);
+        c.getStyler().setChartBackgroundColor(Color.WHITE);
+        c.getStyler().setPlotGridVerticalLinesVisible(false);
+        c.getStyler().setSeriesColors(new Color[] {new Color(60, 110, 180)});
+        c.getStyler().setAxisTickLabelsFont(c.getStyler().getAxisTickLabelsFont().deriveFont(10f));
+        c.getStyler().setChartTitleFont(c.getStyler().getChartTitleFont().deriveFont(13f));
+        c.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+        c.getStyler().setAnnotationLineColor(Color.RED);
+        c.addAnnotation(new AnnotationLine(1.0, false, false));
     }
 
     private static double min(List<Double> v) {

@@ -8,6 +8,7 @@ package dev.semaphore.benchmarks.distributed
 
 import dev.semaphore.redis.Lease
 import dev.semaphore.redis.RedisSemaphoreClient
+import dev.semaphore.redis.RedisSemaphoreConfig
 import dev.semaphore.redis.asSemaphore
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
@@ -121,6 +122,9 @@ class RedissonPeer(uri: String, impl: String, name: String, permits: Int) : Peer
         redisson.shutdown()
     }
 }
+
+/** Our defaults that the peers run with, for the report: "lease 30s, heartbeat 2s". */
+fun oursDefaults(): String = RedisSemaphoreConfig().let { "lease ${it.leaseTime}, heartbeat ${it.heartbeatInterval}" }
 
 /** The peer for [impl] ("ours", "oursLock", "redissonSemaphore", "redissonPermitExpirable", "redissonFairLock"). */
 fun peer(uri: String, impl: String, name: String, permits: Int): Peer =
