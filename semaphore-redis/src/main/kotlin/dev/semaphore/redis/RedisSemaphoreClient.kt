@@ -207,22 +207,29 @@ public class RedisSemaphoreClient private constructor(
     }
 }
 
-/** One Lua script: the shared part (lib.lua) followed by the operation's own. */
-internal class Script private constructor(val text: String) {
+/**
+ * One Lua script: lib.lua, then the operation's own text with line.lua in place of its line
+ * "-- [line.lua]" (what comes before that line is the operation's fast path), or at its start.
+ */
+internal class Script private constructor(operation: String) {
+    val text: String = lib + if (LINE_MARK in operation) operation.replace(LINE_MARK, line) else line + operation
     val sha: String = MessageDigest.getInstance("SHA-1").digest(text.toByteArray()).joinToString("") { "%02x".format(it) }
 
     companion object {
+        private const val LINE_MARK = "-- [line.lua]\n"
+
         private fun resource(name: String): String =
             Script::class.java.getResource(name)?.readText() ?: error("missing script resource $name")
 
         private val lib = resource("lib.lua")
+        private val line = resource("line.lua")
 
-        val acquire = Script(lib + resource("acquire.lua"))
-        val heartbeat = Script(lib + resource("heartbeat.lua"))
-        val cancel = Script(lib + resource("cancel.lua"))
-        val release = Script(lib + resource("release.lua"))
-        val renew = Script(lib + resource("renew.lua"))
-        val state = Script(lib + resource("state.lua"))
+        val acquire = Script(resource("acquire.lua"))
+        val heartbeat = Script(resource("heartbeat.lua"))
+        val cancel = Script(resource("cancel.lua"))
+        val release = Script(resource("release.lua"))
+        val renew = Script(resource("renew.lua"))
+        val state = Script(resource("state.lua"))
     }
 }
 

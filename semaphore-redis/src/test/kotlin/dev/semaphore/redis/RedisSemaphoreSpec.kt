@@ -136,6 +136,24 @@ class RedisSemaphoreSpec : FunSpec({
         }
     }
 
+    test("the fast paths see what is due: with nobody queued, an expired lease's release is refused, and the next acquire ends it first") {
+        runBlocking {
+            val name = fresh("fast-path-expiry")
+            val short = RedisSemaphoreConfig(leaseTime = 300.milliseconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
+            val s = a.semaphore(name, 2, short)
+            val expired = s.acquire()
+            delay(600) // nobody queued and no other call: only the next script can see the expiry
+            shouldThrow<LeaseLostException> { s.release(expired) }.message!! shouldContain "expired"
+
+            val old = s.acquire()
+            delay(600)
+            val fresh = s.acquire() // would fit even with the old lease held: the fast path must still end it (R5)
+            server.reply("HGET", redisKeys(name)[0], old.id) shouldBe listOf("E:expired")
+            server.reply("HGET", redisKeys(name)[0], "held") shouldBe listOf("1")
+            s.release(fresh)
+        }
+    }
+
     test("withPermit renews the lease while its block outlives the lease time, and nobody else gets in") {
         runBlocking {
             val name = fresh("renew")
@@ -205,6 +223,23 @@ class RedisSemaphoreSpec : FunSpec({
             both.permits shouldBe 2
             long.release(both)
             b.semaphore(name, 2, short).availablePermits() shouldBe 2
+        }
+    }
+
+    test("R6: an acquire or release sent twice (as Lettuce re-sends after a reconnect) gets the same answer and changes nothing more") {
+        runBlocking {
+            val name = fresh("repeated")
+            val keys = redisKeys(name)
+            suspend fun send(script: Script, vararg args: String): String =
+                a.run(script, ScriptOutputType.VALUE, keys, arrayOf("2", wakeChannel(name), *args))
+            val first = send(Script.acquire, "same-id", "1", "30000", "10000", "queue")
+            first shouldStartWith "G:same-id:1:"
+            val again = send(Script.acquire, "same-id", "1", "30000", "10000", "queue")
+            again.substringBeforeLast(':') shouldBe first.substringBeforeLast(':') // the same lease and token
+            a.semaphore(name, 2).availablePermits() shouldBe 1
+            send(Script.release, "same-id") shouldStartWith "R:"
+            send(Script.release, "same-id") shouldBe "E:released"
+            a.semaphore(name, 2).availablePermits() shouldBe 2
         }
     }
 
