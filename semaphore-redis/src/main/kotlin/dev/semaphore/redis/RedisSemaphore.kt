@@ -3,7 +3,7 @@
  * RedisSemaphoreClient.kt holds the connections, RedisSemaphoreHandle.kt the per-semaphore client
  * side, and the server side is a set of Lua scripts (the .lua resources in dev/semaphore/redis).
  *
- * THE SERVER SIDE: the rules the scripts keep (lib.lua cites them).
+ * THE SERVER SIDE: the rules the scripts keep (lib.lua and line.lua cite them).
  * R1  Time is the server's: every expiry and deadline is computed in a script from Redis's TIME.
  * R2  A semaphore is created by the first script that touches it, with the total its caller configured;
  *     a caller configured with another total is refused (nothing changes). The fencing counter starts

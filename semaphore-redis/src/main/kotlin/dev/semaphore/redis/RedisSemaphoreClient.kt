@@ -233,7 +233,7 @@ internal class Script private constructor(operation: String) {
     }
 }
 
-/** Parses "id:permits:token:remainingMs" (where() and grant messages, lib.lua) into a lease. */
+/** Parses "id:permits:token:remainingMs" (where() and grant messages, line.lua) into a lease. */
 internal fun parseLease(semaphore: String, grant: String, sentOrReceived: kotlin.time.TimeMark): Lease {
     val (id, permits, token, remaining) = grant.split(':')
     return Lease(semaphore, id, permits.toInt(), token.toLong(), sentOrReceived + remaining.toLong().milliseconds)
