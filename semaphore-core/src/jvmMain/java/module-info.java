@@ -1,6 +1,7 @@
 /**
- * The semaphore library's core: the suspending {@code Semaphore}, {@code Lock} and
- * {@code PrioritySemaphore} for coroutines, and {@code JavaBridge}'s futures and blocking calls.
+ * The semaphore library's core: the suspending {@code Semaphore}, {@code Lock},
+ * {@code PrioritySemaphore} and {@code ReadWriteLock} for coroutines, and {@code JavaBridge}'s
+ * futures and blocking calls.
  * Only the public API is exported; the engine ({@code dev.semaphore.internal}) is exported to nobody.
  */
 module dev.semaphore.core {

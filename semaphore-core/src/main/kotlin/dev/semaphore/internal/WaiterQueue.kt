@@ -1,7 +1,8 @@
 /*
- * THE ENGINE. Every primitive of the library (Semaphore, Lock, PrioritySemaphore, and through them
- * the Java module's AsyncSemaphore, AsyncLock, AsyncPrioritySemaphore) is a thin front-end over one
- * WaiterQueue, so Kotlin coroutines, Java futures and blocked Java threads stand in one line.
+ * THE ENGINE. Every primitive of the library (Semaphore, Lock, PrioritySemaphore, ReadWriteLock, and
+ * through them the Java module's AsyncSemaphore, AsyncLock, AsyncPrioritySemaphore) is a thin
+ * front-end over one WaiterQueue, so Kotlin coroutines, Java futures and blocked Java threads stand
+ * in one line.
  * The engine knows permits, order and waiters; nothing here knows about locks or owners.
  *
  * STATE. One 64-bit atomic word:
@@ -39,6 +40,13 @@
  * I8  After close(): every queued waiter fails with SemaphoreClosedException and every later
  *     acquisition throws it; release, resizing and the metrics keep working.
  * I9  Bad input throws before anything changes: every check runs before the first write.
+ * I10 Exact reads: readLocked runs a front-end's read-only check under the lock, given the available
+ *     count and the queue length of one instant. The queue is then at rest (I5: no head whose
+ *     request fits), and every grant has already recorded itself in its grantee (W4, under this
+ *     same lock), so the check can compare the front-end's records with the count exactly. What it
+ *     cannot see is another thread's own step outside the lock (a fast-path take not yet recorded,
+ *     a record cleared whose release has not run yet): those show as more permits taken than
+ *     recorded (ReadWriteLock.kt uses this, rule RW3).
  *
  * THE WAITER PROTOCOL: the one rule every way of waiting follows. There are three kinds of waiter,
  * subclasses of PermitWaiter: a suspended coroutine (SuspendWaiter, Suspending.kt), a pending
@@ -61,9 +69,9 @@
  *     them back through PermitWaiter.handBack, which releases them. So a grant is taken by its
  *     requester or handed back, never both, never neither.
  * W4  The front-end on whose behalf a waiter asks is its Grantee: told of the grant under the lock
- *     (a Lock records its holder there, in the same step as the grant), and the one that takes a
- *     hand-back (a Lock clears that holder first). Callbacks of waiters and grantees are short, do
- *     not throw, and do not call back into the queue while it is locked.
+ *     (a Lock records its holder there, a ReadWriteLock its holds, in the same step as the grant),
+ *     and the one that takes a hand-back (a Lock clears that holder first). Callbacks of waiters
+ *     and grantees are short, do not throw, and do not call back into the queue while it is locked.
  */
 package dev.semaphore.internal
 
@@ -177,6 +185,13 @@ internal class WaiterQueue(
 
     /** Number of waiters queued with base priority [priority]. */
     fun queueLength(priority: Int): Int = locked { order.countAt(priority) }
+
+    /**
+     * I10: calls [check] under the lock with the available count and the number of queued waiters
+     * as they are at that one instant, and returns its result; nothing changes. [check] only reads:
+     * it is short, does not throw and does not call back into this queue.
+     */
+    fun <R> readLocked(check: (available: Int, queued: Int) -> R): R = locked { check(wAvail, order.size) }
 
     /**
      * Takes [permits] now if they are free and no queued waiter should be served first; false otherwise.

@@ -1,0 +1,666 @@
+/*
+ * ReadWriteLock: one WaiterQueue of N = 2^30 permits, served in PriorityOrder without aging, plus
+ * the holds (this front-end's own state). The engine gives the exclusion and the order; this file
+ * only chooses how many permits each kind of request takes, and keeps the holds.
+ *
+ * THE ENCODING (tokio's RwLock does the same on its batch semaphore):
+ *     read hold            1 permit
+ *     write hold           N permits: excludes every other hold
+ *     upgradable read      U = N/2 + 1: two exceed N (so one at a time), one plus a write exceeds N,
+ *                          one plus up to N - U = 2^29 - 1 plain reads fits
+ *     upgrade              the other N - U, requested at priority 1; every other request has priority 0
+ *     downgrade            gives back N - 1 of the write's N
+ * So, by the engine's invariants: a request is granted whole when it is first in line and fits, the
+ * readers consecutive at the head are granted together, and the first that does not fit (a writer,
+ * or a second upgradable read) blocks everyone behind it (I5); nobody barges (I4); a waiter that
+ * leaves the line (cancel, timeout) lets those behind it in if they now fit (I5, after cancel).
+ * PriorityOrder without aging is FIFO within one priority and ties go to the older waiter, so
+ * priority 0 is one FIFO line, and the upgrade (priority 1, never more than one) is served before
+ * everyone queued; while it waits it is the head, so it blocks every later request (I5), new readers
+ * included, and it never gives back the upgradable read's U permits on the way.
+ * Limits: at most N = 2^30 read holds at once, 2^29 - 1 beside the upgradable read; a reader beyond
+ * that waits in line until a read hold ends.
+ *
+ * Why the holds are kept here and not read off the engine's count: the count cannot tell a write
+ * hold (N) from an upgradable read plus 2^29 - 1 reads (also N), and a release cannot check which
+ * kind of hold it ends (unlockRead during a write hold would pass the engine's over-release check).
+ *
+ * Rules of this front-end, on top of the engine's invariants (as Lock.kt's L1-L4 are for Lock):
+ * RW1  The holds word (plain read holds, UPGRADABLE, UPGRADING, WRITER) is the truth for every query
+ *     and every misuse check, and the linearization point of every operation.
+ * RW2  Taking records after the engine gave the permits: a grant from the queue records under the
+ *     queue's lock, in the same step (the request's Grantee, W4); the fast path records right after
+ *     its tryAcquire. Giving back clears first, by a CAS that checks that such a hold is recorded
+ *     (else it throws, with nothing changed), then releases. So the engine has handed out at least
+ *     the permits that the holds account for (permitsOf), exactly those whenever no thread is between
+ *     its two steps.
+ * RW3  (Lock.kt's L3, for more kinds) A try that the engine refuses although the holds say it fits
+ *     returns false only when the engine shows, under its lock, somebody queued and a count equal to
+ *     permitsOf(holds) (I10): then the line is real (I5: its head does not fit) and a newcomer may not
+ *     barge past it. Otherwise another thread is between its two steps (RW2): the try waits for it
+ *     (spinWait) and tries again.
+ * RW4  The holds are anonymous (no owners), as the contract is: any caller may end a hold of a kind
+ *     that is recorded. A hand-back (W3), and a timed acquisition cancelled at the moment of its
+ *     success, end their hold only if one of its kind is still recorded, and release only if they
+ *     ended one (another caller may have ended it already).
+ * RW5  UPGRADING marks an upgrade in progress. upgrade() sets it (checking that UPGRADABLE is held and
+ *     no upgrade is in progress); its grant turns UPGRADABLE|UPGRADING into WRITER in one step; an
+ *     upgrade() that leaves without being granted clears it. While it is set, unlockUpgradableRead
+ *     and a second upgrade() throw, so the U permits stay held under the queued upgrade. The
+ *     hand-back of an upgrade's grant turns WRITER back into UPGRADABLE and releases N - U: a
+ *     cancelled upgrade keeps the upgradable read.
+ */
+package dev.semaphore
+
+import dev.semaphore.internal.AtomicStateCell
+import dev.semaphore.internal.Grantee
+import dev.semaphore.internal.PermitWaiter
+import dev.semaphore.internal.WaiterQueue
+import dev.semaphore.internal.WaiterQueueOwner
+import dev.semaphore.internal.acquireSuspending
+import dev.semaphore.internal.acquireWithin
+import dev.semaphore.internal.spinWait
+import kotlin.contracts.ExperimentalContracts
+import kotlin.contracts.InvocationKind
+import kotlin.contracts.contract
+import kotlin.time.Duration
+import kotlin.time.TimeSource
+
+/**
+ * A fair, suspending read-write lock: many readers or one writer, with downgrade and one upgradable
+ * reader at a time.
+ *
+ * - **Strict FIFO**: readers, writers and upgradable readers stand in one line. The readers that are
+ *   consecutive at the head of the line are granted together; a queued writer makes every request
+ *   after it wait, readers included. So writers are not starved by a stream of readers, and readers
+ *   are not starved by writers.
+ * - **No barging**: the `try` forms succeed only if the request would be served now with nobody
+ *   ahead of it in the line.
+ * - **Cancellation-safe**: a waiter cancelled (or timed out) while queued leaves the line at once, and
+ *   those behind it are granted if they now fit: a cancelled writer at the head lets the readers
+ *   behind it join the current readers. A waiter granted but cancelled before it resumed gives its
+ *   hold back. Timeouts are measured in coroutine time (virtual under `runTest`).
+ * - **Downgrade** turns the write hold into a read hold without letting anyone in between.
+ * - **Upgradable read**: a read hold that can later become the write hold ([upgrade]) without being
+ *   released on the way, so no writer can slip in between. At most one at a time; it shares the lock
+ *   with plain readers, not with writers.
+ * - **Not reentrant**, and there are no owners: the lock counts holds, it does not know who holds
+ *   them. A coroutine that takes a read hold while it already holds one can deadlock: if a writer
+ *   queued in between, the second read waits behind that writer, which waits for the first read.
+ *   The same goes for taking any hold while holding another (write, then read; read, then write).
+ * - Misuse (ending a hold of a kind that is not held) throws `IllegalStateException` naming what was
+ *   wrong, and changes nothing.
+ *
+ * ```kotlin
+ * val lock = ReadWriteLock()
+ * val value = lock.withReadLock { cache[key] }
+ * lock.withWriteLock { cache[key] = computed }
+ * ```
+ *
+ * Limits: at most 2^30 read holds at once (2^29 - 1 beside the upgradable read); a reader beyond that
+ * waits in line until a read hold ends.
+ *
+ * Create one with the [ReadWriteLock] factory function.
+ */
+public interface ReadWriteLock {
+    /** The read holds right now, the upgradable read counting as one (a snapshot). */
+    public val readHolds: Int
+
+    /** True while the write hold is taken (a snapshot). */
+    public val isWriteLocked: Boolean
+
+    /** The number of waiters in line right now, of every kind, a waiting [upgrade] included (a snapshot). */
+    public val queueLength: Int
+
+    /**
+     * Suspends until a read hold is granted: when this request is at the head of the line (at once
+     * if the line is empty) and the write hold is not taken. Cancellable: cancelled while waiting, it
+     * leaves the line and nothing is held.
+     */
+    public suspend fun lockRead()
+
+    /**
+     * Takes a read hold if it would be granted now with nobody ahead in the line: true then, false
+     * (nothing held) if the write hold is taken or anyone is queued. Never suspends.
+     */
+    public fun tryLockRead(): Boolean
+
+    /**
+     * Waits at most [timeout] (coroutine time: virtual under `runTest`) for a read hold: true with
+     * it held, false with nothing held; a grant that races the timeout is never lost. Zero or
+     * negative only tries now (as [tryLockRead]); `Duration.INFINITE` waits without limit.
+     */
+    public suspend fun tryLockRead(timeout: Duration): Boolean
+
+    /**
+     * Ends one read hold; when the last read hold ends, the line moves on.
+     * @throws IllegalStateException if no plain read hold is taken (the upgradable read is ended by
+     *     [unlockUpgradableRead], the write hold by [unlockWrite]); nothing changes.
+     */
+    public fun unlockRead()
+
+    /**
+     * Suspends until the write hold is granted: when this request is first in line and no other hold
+     * is taken. While it waits, it makes every later request wait too. Cancellable: cancelled while
+     * waiting, it leaves the line, nothing is held, and the readers behind it are granted if they
+     * now fit.
+     */
+    public suspend fun lockWrite()
+
+    /**
+     * Takes the write hold if no hold is taken and nobody is queued; false otherwise, with nothing
+     * held. Never suspends.
+     */
+    public fun tryLockWrite(): Boolean
+
+    /**
+     * Waits at most [timeout] (coroutine time) for the write hold: true with it held, false with
+     * nothing held (and those behind it granted if they now fit); never loses a grant that races
+     * the timeout. Zero or negative only tries now; `Duration.INFINITE` waits without limit.
+     */
+    public suspend fun tryLockWrite(timeout: Duration): Boolean
+
+    /**
+     * Ends the write hold (taken by [lockWrite] or its try forms, or by [upgrade]); the line moves on.
+     * @throws IllegalStateException if the write hold is not taken; nothing changes.
+     */
+    public fun unlockWrite()
+
+    /**
+     * Turns the write hold into a read hold, atomically: no other writer can get in between. Then the
+     * readers (and an upgradable reader) now at the head of the line are granted; a writer first in
+     * line keeps waiting, and so do all requests behind it (FIFO). Never suspends. End the read hold
+     * with [unlockRead].
+     * @throws IllegalStateException if the write hold is not taken; nothing changes.
+     */
+    public fun downgrade()
+
+    /**
+     * Suspends until the upgradable read is granted: when this request is first in line, no write
+     * hold is taken and no other upgradable read is held. It shares the lock with plain readers.
+     * End it with [unlockUpgradableRead], or turn it into the write hold with [upgrade].
+     * Cancellable: cancelled while waiting, nothing is held.
+     */
+    public suspend fun lockUpgradableRead()
+
+    /**
+     * Takes the upgradable read if it would be granted now with nobody ahead in the line; false
+     * otherwise (a write hold or another upgradable read taken, or anyone queued), with nothing held.
+     */
+    public fun tryLockUpgradableRead(): Boolean
+
+    /**
+     * Waits at most [timeout] (coroutine time) for the upgradable read: true with it held, false with
+     * nothing held; never loses a grant that races the timeout. Zero or negative only tries now.
+     */
+    public suspend fun tryLockUpgradableRead(timeout: Duration): Boolean
+
+    /**
+     * Ends the upgradable read; the line moves on.
+     * @throws IllegalStateException if the upgradable read is not held (after [upgrade] the hold is
+     *     the write hold: end it with [unlockWrite]), or an [upgrade] of it is in progress; nothing changes.
+     */
+    public fun unlockUpgradableRead()
+
+    /**
+     * Turns the upgradable read into the write hold. Suspends until every other read hold has ended;
+     * it is served before everyone queued, and while it waits no new reader is let in. It never
+     * releases the upgradable read on the way, so no writer can slip in between. Afterwards the hold
+     * is the write hold: end it with [unlockWrite] (or [downgrade] it to a plain read hold).
+     *
+     * Cancellable: cancelled while waiting (or granted, but cancelled before it resumed), the caller
+     * still holds the upgradable read, and the readers that the waiting upgrade held back are let in.
+     * @throws IllegalStateException if the upgradable read is not held, or another upgrade of it is in
+     *     progress; nothing changes.
+     */
+    public suspend fun upgrade()
+
+    /**
+     * [upgrade], waiting at most [timeout] (coroutine time): true with the write hold, false with
+     * the upgradable read still held (and the readers it held back let in); never loses a grant
+     * that races the timeout. Zero or negative only tries now: true if no other read hold is taken.
+     * @throws IllegalStateException as [upgrade]; nothing changes.
+     */
+    public suspend fun tryUpgrade(timeout: Duration): Boolean
+}
+
+/** Creates a [ReadWriteLock], with nothing held. */
+public fun ReadWriteLock(): ReadWriteLock = ReadWriteLockImpl(ReadWriteLockImpl.TOTAL)
+
+/**
+ * Takes a read hold, runs [action] and ends the hold, however [action] ends (returns, throws or is
+ * cancelled). Do not take another hold of the same lock inside [action]: the lock is not reentrant
+ * (see [ReadWriteLock]).
+ *
+ * ```kotlin
+ * val price = prices.withReadLock { table[item] }
+ * ```
+ */
+@OptIn(ExperimentalContracts::class)
+public suspend inline fun <T> ReadWriteLock.withReadLock(action: () -> T): T {
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
+    lockRead()
+    try {
+        return action()
+    } finally {
+        unlockRead()
+    }
+}
+
+/**
+ * Takes the write hold, runs [action] and ends the hold, however [action] ends.
+ *
+ * ```kotlin
+ * prices.withWriteLock { table[item] = newPrice }
+ * ```
+ */
+@OptIn(ExperimentalContracts::class)
+public suspend inline fun <T> ReadWriteLock.withWriteLock(action: () -> T): T {
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
+    lockWrite()
+    try {
+        return action()
+    } finally {
+        unlockWrite()
+    }
+}
+
+/**
+ * Takes the upgradable read, runs [action] and ends the hold, however [action] ends. [action] may
+ * call [ReadWriteLock.upgrade] (or [ReadWriteLock.tryUpgrade]): the hold it has at the end, the
+ * upgradable read or the write hold it became, is the one ended. [action] must not end or
+ * [ReadWriteLock.downgrade] the hold itself.
+ *
+ * ```kotlin
+ * cache.withUpgradableReadLock {
+ *     if (key !in table) {
+ *         cache.upgrade() // readers already inside finish first; no writer gets in between
+ *         table[key] = load(key)
+ *     }
+ * }
+ * ```
+ */
+@OptIn(ExperimentalContracts::class)
+public suspend inline fun <T> ReadWriteLock.withUpgradableReadLock(action: () -> T): T {
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
+    lockUpgradableRead()
+    try {
+        return action()
+    } finally {
+        // While the upgradable read is held no one else can hold the write hold, so a write hold
+        // now is the one upgrade() turned it into.
+        if (isWriteLocked) unlockWrite() else unlockUpgradableRead()
+    }
+}
+
+/**
+ * The engine-backed [ReadWriteLock] (rules RW1-RW5 at the top of this file). [total] is N; the factory
+ * uses [TOTAL], and tests may pass a small even N (at least 4) to reach the reader limit.
+ */
+internal class ReadWriteLockImpl(private val total: Int) : ReadWriteLock, WaiterQueueOwner {
+    init {
+        require(total >= 4 && total % 2 == 0) { "the total must be even and at least 4, was $total" }
+    }
+
+    /** U: the upgradable read's permits; two of them exceed [total]. */
+    private val upgradablePermits = total / 2 + 1
+
+    /** What an upgrade adds to the upgradable read's permits to make a write hold. */
+    private val upgradePermits = total - upgradablePermits
+
+    override val waiterQueue: WaiterQueue = WaiterQueue.priority(total, null, TimeSource.Monotonic)
+
+    private val holds = HoldsWord()
+
+    override val readHolds: Int get() = readHoldsOf(holds.load())
+    override val isWriteLocked: Boolean get() = holds.load() and WRITER != 0L
+    override val queueLength: Int get() = waiterQueue.queueLength
+
+    /** The holds word's bits, for the tests (one load). */
+    internal val holdsSnapshot: Long get() = holds.load()
+
+    // ---- read ----
+
+    override suspend fun lockRead() {
+        if (waiterQueue.tryAcquire(1)) recordRead() else waiterQueue.acquireSuspending(1, 0, readRequests)
+    }
+
+    override fun tryLockRead(): Boolean = tryTake(READ)
+
+    override suspend fun tryLockRead(timeout: Duration): Boolean =
+        tryLockRead() || waiterQueue.acquireWithin(1, 0, readRequests, timeout) { endRead() }
+
+    override fun unlockRead() {
+        while (true) {
+            val h = holds.load()
+            check(h and READS != 0L) { "unlockRead() without a read hold: ${whyNoRead(h)}" }
+            if (holds.cas(h, h - 1)) break
+        }
+        waiterQueue.release(1)
+    }
+
+    // ---- write ----
+
+    override suspend fun lockWrite() {
+        if (waiterQueue.tryAcquire(total)) recordWrite() else waiterQueue.acquireSuspending(total, 0, writeRequests)
+    }
+
+    override fun tryLockWrite(): Boolean = tryTake(WRITE)
+
+    override suspend fun tryLockWrite(timeout: Duration): Boolean =
+        tryLockWrite() || waiterQueue.acquireWithin(total, 0, writeRequests, timeout) { endWrite() }
+
+    override fun unlockWrite() {
+        while (true) {
+            val h = holds.load()
+            check(h and WRITER != 0L) {
+                "unlockWrite() without the write hold: the lock is not write-locked (${describe(h)})"
+            }
+            if (holds.cas(h, h and WRITER.inv())) break
+        }
+        waiterQueue.release(total)
+    }
+
+    override fun downgrade() {
+        while (true) {
+            val h = holds.load()
+            check(h and WRITER != 0L) {
+                "downgrade() without the write hold: the lock is not write-locked (${describe(h)})"
+            }
+            if (holds.cas(h, (h and WRITER.inv()) + 1)) break // the write hold becomes one read hold
+        }
+        waiterQueue.release(total - 1)
+    }
+
+    // ---- upgradable read ----
+
+    override suspend fun lockUpgradableRead() {
+        if (waiterQueue.tryAcquire(upgradablePermits)) {
+            recordUpgradable()
+        } else {
+            waiterQueue.acquireSuspending(upgradablePermits, 0, upgradableRequests)
+        }
+    }
+
+    override fun tryLockUpgradableRead(): Boolean = tryTake(UPGRADABLE_READ)
+
+    override suspend fun tryLockUpgradableRead(timeout: Duration): Boolean =
+        tryLockUpgradableRead() ||
+            waiterQueue.acquireWithin(upgradablePermits, 0, upgradableRequests, timeout) { endUpgradable() }
+
+    override fun unlockUpgradableRead() {
+        while (true) {
+            val h = holds.load()
+            check(h and UPGRADABLE != 0L) {
+                "unlockUpgradableRead() without the upgradable read: ${whyNoUpgradable(h)}"
+            }
+            check(h and UPGRADING == 0L) {
+                "unlockUpgradableRead() while an upgrade() of the upgradable read is in progress (${describe(h)})"
+            }
+            if (holds.cas(h, h and UPGRADABLE.inv())) break
+        }
+        waiterQueue.release(upgradablePermits)
+    }
+
+    override suspend fun upgrade() {
+        beginUpgrade("upgrade()")
+        val request = UpgradeRequest()
+        var upgraded = false
+        try {
+            if (waiterQueue.tryAcquire(upgradePermits, UPGRADE_PRIORITY)) {
+                recordUpgrade()
+            } else {
+                waiterQueue.acquireSuspending(upgradePermits, UPGRADE_PRIORITY, request)
+            }
+            upgraded = true
+        } finally {
+            if (!upgraded && !request.wasGranted) endUpgradeAttempt()
+        }
+    }
+
+    override suspend fun tryUpgrade(timeout: Duration): Boolean {
+        beginUpgrade("tryUpgrade()")
+        val request = UpgradeRequest()
+        var upgraded = false
+        try {
+            upgraded = tryTakeUpgrade() ||
+                waiterQueue.acquireWithin(upgradePermits, UPGRADE_PRIORITY, request, timeout) { undoUpgrade() }
+            return upgraded
+        } finally {
+            if (!upgraded && !request.wasGranted) endUpgradeAttempt()
+        }
+    }
+
+    override fun toString(): String = "ReadWriteLock(${describe(holds.load())}, queueLength=$queueLength)"
+
+    // ---- the try forms (RW3) ----
+
+    /** Takes a hold of [kind] now if it fits the holds and nobody is ahead in the line (RW3). */
+    private fun tryTake(kind: Int): Boolean {
+        val permits = permitsFor(kind)
+        var step = 0
+        while (true) {
+            if (!fits(kind, holds.load())) return false
+            if (waiterQueue.tryAcquire(permits)) {
+                record(kind)
+                return true
+            }
+            // Refused although the holds fit: a real line ahead (no barging), or another thread
+            // between its two steps (RW2), which we wait out.
+            if (waiterQueue.queueLength > 0 && waiterQueue.readLocked(lineIsReal)) return false
+            spinWait(step++)
+        }
+    }
+
+    /** RW3 under the engine's lock (I10): somebody queued, and no thread between its two steps. */
+    private val lineIsReal: (Int, Int) -> Boolean = { available, queued ->
+        queued > 0 && total.toLong() - available == permitsOf(holds.load())
+    }
+
+    /**
+     * The upgrade's try: it is served before everyone queued, so only other read holds stop it. The
+     * engine refusing while none is recorded means another thread is between its two steps (RW2, RW3).
+     */
+    private fun tryTakeUpgrade(): Boolean {
+        var step = 0
+        while (true) {
+            if (holds.load() and READS != 0L) return false
+            if (waiterQueue.tryAcquire(upgradePermits, UPGRADE_PRIORITY)) {
+                recordUpgrade()
+                return true
+            }
+            spinWait(step++)
+        }
+    }
+
+    private fun fits(kind: Int, h: Long): Boolean = when (kind) {
+        READ -> h and WRITER == 0L && permitsOf(h) + 1 <= total
+        WRITE -> h == 0L
+        else -> h and (WRITER or UPGRADABLE) == 0L && permitsOf(h) + upgradablePermits <= total
+    }
+
+    private fun permitsFor(kind: Int): Int = when (kind) {
+        READ -> 1
+        WRITE -> total
+        else -> upgradablePermits
+    }
+
+    private fun record(kind: Int) = when (kind) {
+        READ -> recordRead()
+        WRITE -> recordWrite()
+        else -> recordUpgradable()
+    }
+
+    /** The permits the holds [h] account for (RW2). */
+    private fun permitsOf(h: Long): Long =
+        (h and READS) +
+            (if (h and UPGRADABLE != 0L) upgradablePermits.toLong() else 0L) +
+            (if (h and WRITER != 0L) total.toLong() else 0L)
+
+    // ---- recording and ending holds (RW2, RW4) ----
+
+    private fun recordRead() {
+        while (true) {
+            val h = holds.load()
+            if (holds.cas(h, h + 1)) return
+        }
+    }
+
+    private fun recordWrite() {
+        while (true) {
+            val h = holds.load()
+            if (holds.cas(h, h or WRITER)) return
+        }
+    }
+
+    private fun recordUpgradable() {
+        while (true) {
+            val h = holds.load()
+            if (holds.cas(h, h or UPGRADABLE)) return
+        }
+    }
+
+    /** RW5: UPGRADABLE|UPGRADING become WRITER, in one step. */
+    private fun recordUpgrade() {
+        while (true) {
+            val h = holds.load()
+            if (holds.cas(h, (h and (UPGRADABLE or UPGRADING).inv()) or WRITER)) return
+        }
+    }
+
+    /** RW4: ends one read hold if one is recorded. */
+    private fun endRead() {
+        while (true) {
+            val h = holds.load()
+            if (h and READS == 0L) return
+            if (holds.cas(h, h - 1)) break
+        }
+        waiterQueue.release(1)
+    }
+
+    /** RW4: ends the write hold if it is recorded. */
+    private fun endWrite() {
+        while (true) {
+            val h = holds.load()
+            if (h and WRITER == 0L) return
+            if (holds.cas(h, h and WRITER.inv())) break
+        }
+        waiterQueue.release(total)
+    }
+
+    /** RW4: ends the upgradable read if it is recorded and nobody is upgrading it. */
+    private fun endUpgradable() {
+        while (true) {
+            val h = holds.load()
+            if (h and (UPGRADABLE or UPGRADING) != UPGRADABLE) return
+            if (holds.cas(h, h and UPGRADABLE.inv())) break
+        }
+        waiterQueue.release(upgradablePermits)
+    }
+
+    /** RW4, RW5: an upgrade granted but not taken turns the write hold back into the upgradable read. */
+    private fun undoUpgrade() {
+        while (true) {
+            val h = holds.load()
+            if (h and WRITER == 0L) return
+            if (holds.cas(h, (h and WRITER.inv()) or UPGRADABLE)) break
+        }
+        waiterQueue.release(upgradePermits)
+    }
+
+    /** RW5: marks an upgrade in progress, or throws (nothing changed) if [operation] is misuse. */
+    private fun beginUpgrade(operation: String) {
+        while (true) {
+            val h = holds.load()
+            check(h and UPGRADABLE != 0L) { "$operation without the upgradable read: ${whyNoUpgradable(h)}" }
+            check(h and UPGRADING == 0L) {
+                "$operation while another upgrade of the upgradable read is in progress (${describe(h)})"
+            }
+            if (holds.cas(h, h or UPGRADING)) return
+        }
+    }
+
+    /** RW5: an upgrade that was never granted leaves; the upgradable read stays. */
+    private fun endUpgradeAttempt() {
+        while (true) {
+            val h = holds.load()
+            if (holds.cas(h, h and UPGRADING.inv())) return
+        }
+    }
+
+    // ---- grantees (W4) ----
+
+    private val readRequests = object : Grantee {
+        override fun granted(w: PermitWaiter) = recordRead()
+        override fun handBack(w: PermitWaiter) = endRead()
+    }
+
+    private val writeRequests = object : Grantee {
+        override fun granted(w: PermitWaiter) = recordWrite()
+        override fun handBack(w: PermitWaiter) = endWrite()
+    }
+
+    private val upgradableRequests = object : Grantee {
+        override fun granted(w: PermitWaiter) = recordUpgradable()
+        override fun handBack(w: PermitWaiter) = endUpgradable()
+    }
+
+    /**
+     * One upgrade() call's request. It remembers whether it was granted, so that the call knows
+     * whether the UPGRADING bit is still its own to clear (RW5).
+     */
+    private inner class UpgradeRequest : Grantee {
+        @Volatile
+        var wasGranted = false
+
+        override fun granted(w: PermitWaiter) {
+            wasGranted = true
+            recordUpgrade()
+        }
+
+        override fun handBack(w: PermitWaiter) = undoUpgrade()
+    }
+
+    // ---- messages ----
+
+    private fun describe(h: Long): String =
+        "readHolds=${readHoldsOf(h)}, isWriteLocked=${h and WRITER != 0L}, " +
+            "upgradable read held=${h and UPGRADABLE != 0L}, upgrading=${h and UPGRADING != 0L}"
+
+    private fun whyNoRead(h: Long): String = when {
+        h and WRITER != 0L -> "the lock is write-locked (end the write hold with unlockWrite()); ${describe(h)}"
+        h and UPGRADABLE != 0L ->
+            "only the upgradable read is held (end it with unlockUpgradableRead()); ${describe(h)}"
+        else -> "no read hold is taken (${describe(h)})"
+    }
+
+    private fun whyNoUpgradable(h: Long): String = when {
+        h and WRITER != 0L ->
+            "the lock is write-locked (after upgrade() the hold is the write hold: end it with " +
+                "unlockWrite()); ${describe(h)}"
+        else -> "the upgradable read is not held (${describe(h)})"
+    }
+
+    private class HoldsWord : AtomicStateCell(0L)
+
+    internal companion object {
+        /** N of the factory's locks: 2^30 permits. */
+        const val TOTAL: Int = 1 shl 30
+
+        /** The upgrade's priority: above the 0 of every other request, so it is served first. */
+        const val UPGRADE_PRIORITY: Int = 1
+
+        // The holds word: plain read holds in bits 0..31 (at most N <= 2^30), then three flags.
+        const val READS: Long = 0xFFFF_FFFFL
+        const val UPGRADABLE: Long = 1L shl 32
+        const val UPGRADING: Long = 1L shl 33
+        const val WRITER: Long = 1L shl 34
+
+        // The kinds of hold that tryTake takes.
+        private const val READ = 0
+        private const val WRITE = 1
+        private const val UPGRADABLE_READ = 2
+
+        fun readHoldsOf(h: Long): Int = (h and READS).toInt() + (if (h and UPGRADABLE != 0L) 1 else 0)
+    }
+}
