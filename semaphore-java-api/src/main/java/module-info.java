@@ -1,6 +1,6 @@
 /**
- * The Java face of the semaphore library: {@code AsyncSemaphore}, {@code AsyncPrioritySemaphore} and
- * {@code AsyncLock}, a facade over {@code dev.semaphore.core}'s public API.
+ * The Java face of the semaphore library: {@code AsyncSemaphore}, {@code AsyncPrioritySemaphore},
+ * {@code AsyncLock} and {@code AsyncReadWriteLock}, a facade over {@code dev.semaphore.core}'s public API.
  */
 module dev.semaphore.async {
     requires transitive dev.semaphore.core;

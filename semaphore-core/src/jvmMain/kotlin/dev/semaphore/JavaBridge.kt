@@ -10,6 +10,7 @@
 package dev.semaphore
 
 import dev.semaphore.internal.GrantFuture
+import dev.semaphore.internal.ReadWriteHold
 import dev.semaphore.internal.acquireBlocking
 import dev.semaphore.internal.notEngineBacked
 import dev.semaphore.internal.requestFuture
@@ -105,6 +106,110 @@ public fun Lock.lockBlocking(owner: Any?, timeout: Long, unit: TimeUnit): LockHo
     return if (held) hold else null
 }
 
+/** The kinds of hold of a [ReadWriteLock] that [ReadWriteLock.lockAsync] and [ReadWriteLock.lockBlocking] request. */
+public enum class HoldKind { READ, WRITE, UPGRADABLE_READ }
+
+/**
+ * Requests a hold of [kind] as a future of `onGrant(hold)`, in the one line of the lock's coroutines,
+ * futures and threads. The [LockHold] is this acquisition's own identity: its `unlock` ends exactly one
+ * hold of its kind, once (a second call throws `IllegalStateException`); once spent by
+ * [ReadWriteLock.upgradeAsync] or [ReadWriteLock.downgrade], its `unlock` does nothing. (The Kotlin
+ * holds are anonymous: Kotlin code that calls `unlockRead()` and so on may end a hold of the same kind
+ * that a JVM caller took; do not mix the two on one hold.) Otherwise as [Semaphore.acquireAsync].
+ * @throws IllegalArgumentException if this lock was not made by the library's `ReadWriteLock()`.
+ */
+public fun <T> ReadWriteLock.lockAsync(kind: HoldKind, timeout: Long, unit: TimeUnit, onGrant: (LockHold) -> T): CompletableFuture<T> {
+    val lock = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
+    val hold = ReadWriteHold(lock, kind)
+    return future(timeout, unit, { hold.tryTake() }, { onGrant(hold) }) {
+        lock.waiterQueue.requestFuture(hold.permits(), 0, hold.grantee(), onGrant, hold)
+    }
+}
+
+/**
+ * Blocks until a hold of [kind] is granted and returns it (see [ReadWriteLock.lockAsync]), or null if
+ * [timeout] passed. Otherwise as [Semaphore.acquireBlocking].
+ */
+@Throws(InterruptedException::class)
+public fun ReadWriteLock.lockBlocking(kind: HoldKind, timeout: Long, unit: TimeUnit): LockHold? {
+    val lock = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
+    val hold = ReadWriteHold(lock, kind)
+    val held = block(timeout, unit, { hold.tryTake() }) { lock.waiterQueue.acquireBlocking(hold.permits(), 0, hold.grantee(), it) }
+    return if (held) hold else null
+}
+
+/**
+ * Turns the [upgradable] read hold (taken through [ReadWriteLock.lockAsync] or [ReadWriteLock.lockBlocking])
+ * into the write hold, as [ReadWriteLock.upgrade]: a future of `onGrant(writeHold)`. [upgradable] is
+ * spent at once (its `unlock` does nothing from then on). If the upgrade does not happen (timeout, or
+ * the future completed by the caller first), the upgradable read ends with it: nothing is held.
+ * @throws IllegalArgumentException if [upgradable] is not an upgradable read hold of this lock.
+ * @throws IllegalStateException if [upgradable] was already ended or spent; nothing changes.
+ */
+public fun <T> ReadWriteLock.upgradeAsync(upgradable: LockHold?, timeout: Long, unit: TimeUnit, onGrant: (LockHold) -> T): CompletableFuture<T> {
+    val lock = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
+    val request = ReadWriteHold.beginUpgrade(lock, upgradable)
+    val write = ReadWriteHold(lock, HoldKind.WRITE)
+    // Not granted: ended before the future fails, at once (zero timeout) or by the withdrawal (W2).
+    return future(timeout, unit, { takeUpgradeNow(lock, request) }, { onGrant(write) }, { endFailedUpgrade(lock, request) }) {
+        lock.waiterQueue.requestFuture(lock.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, onGrant, write) {
+            endFailedUpgrade(lock, request)
+        }
+    }
+}
+
+/**
+ * Blocks until the [upgradable] read hold becomes the write hold, and returns that (null if [timeout]
+ * passed); as [ReadWriteLock.upgradeAsync], so the upgradable read ends if the upgrade does not happen
+ * (timeout, interrupt). Otherwise as [Semaphore.acquireBlocking].
+ */
+@Throws(InterruptedException::class)
+public fun ReadWriteLock.upgradeBlocking(upgradable: LockHold?, timeout: Long, unit: TimeUnit): LockHold? {
+    val lock = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
+    val request = ReadWriteHold.beginUpgrade(lock, upgradable)
+    var upgraded = false
+    try {
+        upgraded = block(timeout, unit, { takeUpgradeNow(lock, request) }) {
+            lock.waiterQueue.acquireBlocking(lock.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, it)
+        }
+    } finally {
+        endFailedUpgrade(lock, request)
+    }
+    return if (upgraded) ReadWriteHold(lock, HoldKind.WRITE) else null
+}
+
+/**
+ * Turns the [write] hold into a read hold, as [ReadWriteLock.downgrade], and returns the read hold;
+ * [write] is spent (its `unlock` does nothing from then on).
+ * @throws IllegalArgumentException if [write] is not a write hold of this lock.
+ * @throws IllegalStateException if [write] was already ended or spent; nothing changes.
+ */
+public fun ReadWriteLock.downgrade(write: LockHold?): LockHold {
+    val lock = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
+    val from = ReadWriteHold.spend(lock, write, HoldKind.WRITE, "downgrade")
+    try {
+        lock.downgrade()
+    } catch (e: IllegalStateException) { // Kotlin code ended the (anonymous) write hold
+        from.unspend()
+        throw e
+    }
+    return ReadWriteHold(lock, HoldKind.READ)
+}
+
+private fun takeUpgradeNow(lock: ReadWriteLockImpl, request: ReadWriteLockImpl.UpgradeRequest): Boolean =
+    lock.tryTakeUpgrade().also { if (it) request.wasGranted = true }
+
+/**
+ * An upgrade never granted leaves (RW5) and ends the upgradable read it spent (once: at most one of the
+ * zero-timeout failure, the withdrawal and the blocking wait's end calls it); a granted one that was
+ * handed back ended the whole write hold instead (UpgradeRequest without keepUpgradable).
+ */
+private fun endFailedUpgrade(lock: ReadWriteLockImpl, request: ReadWriteLockImpl.UpgradeRequest) {
+    if (request.wasGranted) return
+    lock.endUpgradeAttempt()
+    lock.endUpgradable()
+}
+
 /**
  * Creates a [PrioritySemaphore] whose waiters age by one priority step per [aging] waited (null: no
  * aging), on the monotonic clock: the Kotlin factory takes a `kotlin.time.Duration`, which Java cannot pass.
@@ -118,13 +223,14 @@ private inline fun <T> future(
     unit: TimeUnit,
     tryNow: () -> Boolean,
     grantNow: () -> T,
+    notNow: () -> Unit = {},
     queue: () -> GrantFuture<T>,
 ): CompletableFuture<T> {
     val nanos = unit.toNanos(timeout)
     return try {
         when {
             tryNow() -> GrantFuture<T>().also { it.deliver(grantNow()) }
-            nanos <= 0 -> GrantFuture<T>().also { it.fail(TimeoutException("not granted at once, and the timeout was $timeout $unit")) }
+            nanos <= 0 -> GrantFuture<T>().also { notNow(); it.fail(TimeoutException("not granted at once, and the timeout was $timeout $unit")) }
             nanos == Long.MAX_VALUE -> queue()
             else -> queue().orTimeout(nanos, TimeUnit.NANOSECONDS)
         }

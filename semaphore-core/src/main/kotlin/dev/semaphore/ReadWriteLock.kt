@@ -297,16 +297,16 @@ public suspend inline fun <T> ReadWriteLock.withUpgradableReadLock(action: () ->
  * The engine-backed [ReadWriteLock] (rules RW1-RW5 at the top of this file). [total] is N; the factory
  * uses [TOTAL], and tests may pass a small even N (at least 4) to reach the reader limit.
  */
-internal class ReadWriteLockImpl(private val total: Int) : ReadWriteLock, WaiterQueueOwner {
+internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, WaiterQueueOwner {
     init {
         require(total >= 4 && total % 2 == 0) { "the total must be even and at least 4, was $total" }
     }
 
     /** U: the upgradable read's permits; two of them exceed [total]. */
-    private val upgradablePermits = total / 2 + 1
+    internal val upgradablePermits = total / 2 + 1
 
     /** What an upgrade adds to the upgradable read's permits to make a write hold. */
-    private val upgradePermits = total - upgradablePermits
+    internal val upgradePermits = total - upgradablePermits
 
     override val waiterQueue: WaiterQueue = WaiterQueue.priority(total, null, TimeSource.Monotonic)
 
@@ -461,7 +461,7 @@ internal class ReadWriteLockImpl(private val total: Int) : ReadWriteLock, Waiter
      * The upgrade's try: it is served before everyone queued, so only other read holds stop it. The
      * engine refusing while none is recorded means another thread is between its two steps (RW2, RW3).
      */
-    private fun tryTakeUpgrade(): Boolean {
+    internal fun tryTakeUpgrade(): Boolean {
         var step = 0
         while (true) {
             if (holds.load() and READS != 0L) return false
@@ -539,7 +539,7 @@ internal class ReadWriteLockImpl(private val total: Int) : ReadWriteLock, Waiter
     }
 
     /** RW4: ends the write hold if it is recorded. */
-    private fun endWrite() {
+    internal fun endWrite() {
         while (true) {
             val h = holds.load()
             if (h and WRITER == 0L) return
@@ -549,7 +549,7 @@ internal class ReadWriteLockImpl(private val total: Int) : ReadWriteLock, Waiter
     }
 
     /** RW4: ends the upgradable read if it is recorded and nobody is upgrading it. */
-    private fun endUpgradable() {
+    internal fun endUpgradable() {
         while (true) {
             val h = holds.load()
             if (h and (UPGRADABLE or UPGRADING) != UPGRADABLE) return
@@ -569,7 +569,7 @@ internal class ReadWriteLockImpl(private val total: Int) : ReadWriteLock, Waiter
     }
 
     /** RW5: marks an upgrade in progress, or throws (nothing changed) if [operation] is misuse. */
-    private fun beginUpgrade(operation: String) {
+    internal fun beginUpgrade(operation: String) {
         while (true) {
             val h = holds.load()
             check(h and UPGRADABLE != 0L) { "$operation without the upgradable read: ${whyNoUpgradable(h)}" }
@@ -581,7 +581,7 @@ internal class ReadWriteLockImpl(private val total: Int) : ReadWriteLock, Waiter
     }
 
     /** RW5: an upgrade that was never granted leaves; the upgradable read stays. */
-    private fun endUpgradeAttempt() {
+    internal fun endUpgradeAttempt() {
         while (true) {
             val h = holds.load()
             if (holds.cas(h, h and UPGRADING.inv())) return
@@ -590,26 +590,28 @@ internal class ReadWriteLockImpl(private val total: Int) : ReadWriteLock, Waiter
 
     // ---- grantees (W4) ----
 
-    private val readRequests = object : Grantee {
+    internal val readRequests: Grantee = object : Grantee {
         override fun granted(w: PermitWaiter) = recordRead()
         override fun handBack(w: PermitWaiter) = endRead()
     }
 
-    private val writeRequests = object : Grantee {
+    internal val writeRequests: Grantee = object : Grantee {
         override fun granted(w: PermitWaiter) = recordWrite()
         override fun handBack(w: PermitWaiter) = endWrite()
     }
 
-    private val upgradableRequests = object : Grantee {
+    internal val upgradableRequests: Grantee = object : Grantee {
         override fun granted(w: PermitWaiter) = recordUpgradable()
         override fun handBack(w: PermitWaiter) = endUpgradable()
     }
 
     /**
      * One upgrade() call's request. It remembers whether it was granted, so that the call knows
-     * whether the UPGRADING bit is still its own to clear (RW5).
+     * whether the UPGRADING bit is still its own to clear (RW5). A request that does not
+     * [keepUpgradable] (the JVM bridge's, whose caller gave up its upgradable read for the upgrade)
+     * ends the whole write hold on a hand-back, instead of turning it back into the upgradable read.
      */
-    private inner class UpgradeRequest : Grantee {
+    internal inner class UpgradeRequest(private val keepUpgradable: Boolean = true) : Grantee {
         @Volatile
         var wasGranted = false
 
@@ -618,7 +620,7 @@ internal class ReadWriteLockImpl(private val total: Int) : ReadWriteLock, Waiter
             recordUpgrade()
         }
 
-        override fun handBack(w: PermitWaiter) = undoUpgrade()
+        override fun handBack(w: PermitWaiter) = if (keepUpgradable) undoUpgrade() else endWrite()
     }
 
     // ---- messages ----

@@ -31,6 +31,22 @@ internal class GrantFuture<T> : CompletableFuture<T>() {
     @JvmField
     var waiter: PermitWaiter? = null
 
+    /**
+     * Run once if a withdrawal took the request out of the line (never granted), by the first
+     * withdrawer that sees it so; every withdrawer waits for it to finish before it completes the
+     * future, so whoever sees the future done also sees its effects.
+     */
+    @JvmField
+    var onWithdrawn: (() -> Unit)? = null
+
+    /** 0: [onWithdrawn] not run; 1: running; 2: done. */
+    @Volatile
+    private var withdrawnHook = 0
+
+    /** The thread running [onWithdrawn] (its release may run callbacks that withdraw again: no waiting for itself). */
+    @Volatile
+    private var hookRunner: Thread? = null
+
     /** Completes with the grant's value, bypassing the withdrawal hook; false if someone completed it first. */
     fun deliver(value: T): Boolean = super.complete(value)
 
@@ -42,7 +58,23 @@ internal class GrantFuture<T> : CompletableFuture<T>() {
      * onGranted then hands the permits back (W3).
      */
     private fun withdraw() {
-        waiter?.let { it.queue.cancel(it) }
+        val w = waiter ?: return
+        w.queue.cancel(w)
+        val hook = onWithdrawn ?: return
+        if (w.status != PermitWaiter.CANCELLED) return // granted (W2: the grant is the requester's) or failed
+        if (HOOK.compareAndSet(this, 0, 1)) {
+            hookRunner = Thread.currentThread()
+            try {
+                hook()
+            } finally {
+                withdrawnHook = 2
+                hookRunner = null
+            }
+        } else {
+            var step = 0
+            // Another withdrawer runs it (short: it gives permits back); unless it is this thread, re-entered.
+            while (withdrawnHook != 2 && hookRunner !== Thread.currentThread()) spinWait(step++)
+        }
     }
 
     override fun complete(value: T): Boolean {
@@ -79,6 +111,11 @@ internal class GrantFuture<T> : CompletableFuture<T>() {
 
     override fun obtrudeException(ex: Throwable): Unit =
         throw UnsupportedOperationException("obtrudeException could lose a granted permit; use cancel or completeExceptionally")
+
+    private companion object {
+        val HOOK: AtomicIntegerFieldUpdater<GrantFuture<*>> =
+            AtomicIntegerFieldUpdater.newUpdater(GrantFuture::class.java, "withdrawnHook")
+    }
 }
 
 /** A waiter whose grant completes a [GrantFuture] with `onGrant(arg)`. */
@@ -105,7 +142,8 @@ internal class FutureWaiter<A, T>(
 
 /**
  * Requests [permits] as a future completed with `onGrant(arg)` (the caller already failed a fast
- * tryAcquire). Throws what enqueue throws, before anything is queued.
+ * tryAcquire). Throws what enqueue throws, before anything is queued. [onWithdrawn] runs once if the
+ * request leaves the line by a withdrawal (W2), before the future completes.
  */
 internal fun <A, T> WaiterQueue.requestFuture(
     permits: Int,
@@ -113,8 +151,10 @@ internal fun <A, T> WaiterQueue.requestFuture(
     grantee: Grantee,
     onGrant: (A) -> T,
     arg: A,
+    onWithdrawn: (() -> Unit)? = null,
 ): GrantFuture<T> {
     val w = FutureWaiter(this, permits, priority, grantee, onGrant, arg)
+    w.future.onWithdrawn = onWithdrawn
     if (enqueue(w)) {
         w.future.deliver(onGrant(arg))
     } else {

@@ -8,8 +8,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Permits held from an {@link AsyncSemaphore} or {@link AsyncPrioritySemaphore}, or one hold of an
- * {@link AsyncLock}; {@link #close()} gives them back, exactly once. Made for try-with-resources (see
- * {@link AsyncSemaphore}). A permit that is never closed stays held forever; there is no finalizer.
+ * {@link AsyncLock} or {@link AsyncReadWriteLock}; {@link #close()} gives them back, exactly once. Made
+ * for try-with-resources (see {@link AsyncSemaphore}). A permit that is never closed stays held forever;
+ * there is no finalizer.
  */
 public final class Permit implements AutoCloseable {
     private static final VarHandle RELEASED;
@@ -24,7 +25,7 @@ public final class Permit implements AutoCloseable {
 
     private final int permits;
     private final @Nullable PermitPool pool;
-    private final @Nullable LockHold hold;
+    final @Nullable LockHold hold; // read by AsyncReadWriteLock's upgrade and downgrade
 
     @SuppressWarnings("unused") // accessed through RELEASED
     private volatile int released;
@@ -57,7 +58,8 @@ public final class Permit implements AutoCloseable {
      *
      * @throws IllegalStateException for a lock permit whose hold someone else already ended (for example
      *     with {@link AsyncLock#unlock()}), however the lock was taken again since: nothing changes, and
-     *     this permit counts as closed
+     *     this permit counts as closed. A read-write lock permit spent by an upgrade or downgrade
+     *     through it does nothing.
      */
     @Override
     public void close() {

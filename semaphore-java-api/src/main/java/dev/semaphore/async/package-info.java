@@ -1,6 +1,7 @@
 /**
  * The Java face of the semaphore library: {@link dev.semaphore.async.AsyncSemaphore},
- * {@link dev.semaphore.async.AsyncPrioritySemaphore} and {@link dev.semaphore.async.AsyncLock} hand out
+ * {@link dev.semaphore.async.AsyncPrioritySemaphore}, {@link dev.semaphore.async.AsyncLock} and
+ * {@link dev.semaphore.async.AsyncReadWriteLock} hand out
  * {@link dev.semaphore.async.Permit}s through {@link java.util.concurrent.CompletableFuture}s or
  * blocking calls. Each wraps the Kotlin primitive of the same kind ({@code asKotlin()}), so futures,
  * blocked threads and coroutines stand in <b>one</b> line for <b>one</b> permit count.

@@ -108,6 +108,35 @@ class DocExamplesTest {
         assertFalse(lock.isLocked());
     }
 
+    private final List<String> cache = new ArrayList<>();
+
+    private String load() {
+        log.add("loaded");
+        return "entry";
+    }
+
+    @Test
+    void readWriteLock() throws Exception {
+        // example: read-write-lock
+        AsyncReadWriteLock lock = AsyncReadWriteLock.create();
+        try (Permit read = lock.readLockBlocking()) {         // many readers at once
+            render(cache.toString());
+        }
+        try (Permit upgradable = lock.upgradableReadLock().join()) {
+            if (cache.isEmpty()) {
+                try (Permit write = lock.upgrade(upgradable).join()) {   // no writer in between
+                    cache.add(load());
+                }
+            }
+        }
+        // end
+        assertEquals(List.of("rendered []", "loaded"), log);
+        assertEquals(List.of("entry"), cache);
+        assertEquals(0, lock.asKotlin().getReadHolds());
+        assertFalse(lock.asKotlin().isWriteLocked());
+        lock.writeLock(Duration.ZERO).join().close(); // free again: the write hold is granted at once
+    }
+
     /** Every example, as written between its markers in this file. */
     private static List<Example> examples() throws IOException {
         List<String> lines = Files.readAllLines(Path.of("src/test/java/dev/semaphore/async/DocExamplesTest.java"));
@@ -141,12 +170,13 @@ class DocExamplesTest {
         String readme = document("../README.md");
         String src = "src/main/java/dev/semaphore/async/";
         List<Example> examples = examples();
-        assertEquals(List.of("semaphore", "give-up", "priority", "lock"), examples.stream().map(Example::name).toList());
+        assertEquals(List.of("semaphore", "give-up", "priority", "lock", "read-write-lock"), examples.stream().map(Example::name).toList());
         for (Example e : examples) {
             String where = switch (e.name()) {
                 case "semaphore" -> src + "AsyncSemaphore.java";
                 case "priority" -> src + "AsyncPrioritySemaphore.java";
                 case "lock" -> src + "AsyncLock.java";
+                case "read-write-lock" -> src + "AsyncReadWriteLock.java";
                 default -> null;
             };
             if (where != null) assertTrue(document(where).contains(e.text()), e.name() + " is not shown as compiled in " + where);

@@ -1,0 +1,160 @@
+package dev.semaphore
+
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.assertions.withClue
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.GlobalScope
+import kotlinx.coroutines.launch
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.TimeoutException
+import java.util.concurrent.atomic.AtomicReference
+import kotlin.concurrent.thread
+import kotlin.random.Random
+
+private const val FOREVER = Long.MAX_VALUE
+
+private fun ReadWriteLock.shouldBeFreeExactly() {
+    withClue("lock: $this") {
+        readHolds shouldBe 0
+        isWriteLocked shouldBe false
+        queueLength shouldBe 0
+        (this as ReadWriteLockImpl).holdsSnapshot shouldBe 0L
+        waiterQueue.availablePermits shouldBe ReadWriteLockImpl.TOTAL
+    }
+}
+
+private fun ReadWriteLock.future(kind: HoldKind, nanos: Long = FOREVER): CompletableFuture<LockHold> =
+    lockAsync(kind, nanos, TimeUnit.NANOSECONDS) { it }
+
+private fun awaitQueued(lock: ReadWriteLock, n: Int) {
+    val deadline = System.nanoTime() + 20_000_000_000L
+    while (lock.queueLength != n) {
+        check(System.nanoTime() < deadline) { "queueLength never became $n: $lock" }
+        Thread.yield()
+    }
+}
+
+/** The JVM bridge of ReadWriteLock (JavaBridge.kt): its holds, upgrade and downgrade, on the engine's one line. */
+class ReadWriteLockBridgeSpec : FunSpec({
+    test("futures, a blocked thread and a coroutine share one FIFO line; grants are recorded in the holds") {
+        val lock = ReadWriteLock()
+        val first = lock.future(HoldKind.READ).join()
+        val writer = lock.future(HoldKind.WRITE)
+        val threadHold = AtomicReference<LockHold?>()
+        val t = thread { threadHold.set(lock.lockBlocking(HoldKind.READ, FOREVER, TimeUnit.NANOSECONDS)) }
+        awaitQueued(lock, 2)
+        @OptIn(kotlinx.coroutines.DelicateCoroutinesApi::class)
+        val coroutine = GlobalScope.launch(Dispatchers.Unconfined, CoroutineStart.UNDISPATCHED) { lock.lockRead() }
+        lock.queueLength shouldBe 3
+        first.unlock()
+        val write = writer.join()
+        lock.isWriteLocked shouldBe true
+        coroutine.isCompleted shouldBe false
+        write.unlock()
+        t.join(20_000)
+        coroutine.join()
+        lock.readHolds shouldBe 2
+        threadHold.get()!!.unlock()
+        lock.unlockRead()
+        lock.shouldBeFreeExactly()
+    }
+
+    test("a hold ends once: a second unlock throws and changes nothing") {
+        val lock = ReadWriteLock()
+        val h1 = lock.future(HoldKind.WRITE).join()
+        h1.unlock()
+        val h2 = lock.future(HoldKind.WRITE).join()
+        shouldThrow<IllegalStateException> { h1.unlock() }.message shouldContain "already ended"
+        lock.isWriteLocked shouldBe true
+        h2.unlock()
+        lock.shouldBeFreeExactly()
+    }
+
+    test("downgrade and upgrade spend the hold passed in; its unlock then does nothing") {
+        val lock = ReadWriteLock()
+        val write = lock.future(HoldKind.WRITE).join()
+        val read = lock.downgrade(write)
+        write.unlock()
+        lock.readHolds shouldBe 1
+        read.unlock()
+        val upgradable = lock.future(HoldKind.UPGRADABLE_READ).join()
+        val upgraded = lock.upgradeAsync(upgradable, FOREVER, TimeUnit.NANOSECONDS) { it }.join()
+        upgradable.unlock()
+        lock.isWriteLocked shouldBe true
+        upgraded.unlock()
+        lock.shouldBeFreeExactly()
+    }
+
+    test("a failed upgrade ends the upgradable read: timeout, zero timeout, interrupt") {
+        val lock = ReadWriteLock()
+        val reader = lock.future(HoldKind.READ).join()
+        val u1 = lock.future(HoldKind.UPGRADABLE_READ).join()
+        val timedOut = lock.upgradeAsync(u1, 20, TimeUnit.MILLISECONDS) { it }
+        shouldThrow<java.util.concurrent.ExecutionException> { timedOut.get() }.cause as? TimeoutException
+            ?: error("not a TimeoutException")
+        lock.readHolds shouldBe 1
+        val u2 = lock.future(HoldKind.UPGRADABLE_READ).join()
+        lock.upgradeAsync(u2, 0, TimeUnit.NANOSECONDS) { it }.isCompletedExceptionally shouldBe true
+        lock.readHolds shouldBe 1
+        val u3 = lock.future(HoldKind.UPGRADABLE_READ).join()
+        val thrown = AtomicReference<Throwable?>()
+        val t = thread {
+            try {
+                lock.upgradeBlocking(u3, FOREVER, TimeUnit.NANOSECONDS)
+            } catch (e: Throwable) {
+                thrown.set(e)
+            }
+        }
+        awaitQueued(lock, 1)
+        t.interrupt()
+        t.join(20_000)
+        (thrown.get() is InterruptedException) shouldBe true
+        lock.readHolds shouldBe 1
+        reader.unlock()
+        lock.shouldBeFreeExactly()
+    }
+
+    test("an upgrade granted in the instant it is cancelled gives everything back") {
+        val lock = ReadWriteLock()
+        repeat(2_000) {
+            val reader = lock.future(HoldKind.READ).join()
+            val upgradable = lock.future(HoldKind.UPGRADABLE_READ).join()
+            val upgrade = lock.upgradeAsync(upgradable, Random.nextLong(0, 100_000), TimeUnit.NANOSECONDS) { it }
+            val closer = thread { reader.unlock() }
+            if (Random.nextBoolean()) Thread.yield()
+            if (!upgrade.cancel(false) && !upgrade.isCompletedExceptionally) upgrade.join().unlock()
+            closer.join()
+            lock.shouldBeFreeExactly()
+        }
+    }
+
+    test("misuse throws and changes nothing") {
+        val lock = ReadWriteLock()
+        val read = lock.future(HoldKind.READ).join()
+        shouldThrow<IllegalArgumentException> { lock.downgrade(read) }.message shouldContain "downgrade needs a WRITE hold"
+        shouldThrow<IllegalArgumentException> { lock.upgradeAsync(null, FOREVER, TimeUnit.NANOSECONDS) { it } }
+            .message shouldContain "no lock hold"
+        val other = ReadWriteLock().future(HoldKind.UPGRADABLE_READ).join()
+        shouldThrow<IllegalArgumentException> { lock.upgradeBlocking(other, FOREVER, TimeUnit.NANOSECONDS) }
+        lock.readHolds shouldBe 1
+        read.unlock()
+        lock.shouldBeFreeExactly()
+        // Kotlin code upgrading the (anonymous) upgradable read: the bridge's upgrade is refused, and the hold stays usable.
+        val upgradable = lock.future(HoldKind.UPGRADABLE_READ).join()
+        val blocker = lock.future(HoldKind.READ).join()
+        @OptIn(kotlinx.coroutines.DelicateCoroutinesApi::class)
+        val kotlinUpgrade = GlobalScope.launch(Dispatchers.Unconfined, CoroutineStart.UNDISPATCHED) { lock.upgrade() }
+        shouldThrow<IllegalStateException> { lock.upgradeAsync(upgradable, FOREVER, TimeUnit.NANOSECONDS) { it } }
+            .message shouldContain "in progress"
+        kotlinUpgrade.cancel()
+        kotlinUpgrade.join()
+        blocker.unlock()
+        upgradable.unlock()
+        lock.shouldBeFreeExactly()
+    }
+})
