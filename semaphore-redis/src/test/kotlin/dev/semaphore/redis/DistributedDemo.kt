@@ -68,24 +68,26 @@ object DistributedDemo {
                 continue
             }
             if (!line.startsWith("HOLDS")) continue
+            val seenAt = ms()
             check(token > highest) { "token $token is not above the highest seen, $highest" }
             highest = token
-            if (killed > 0 && killed in holding && holding.size == 2) {
-                // A release is printed before its permit is given back, so it happened before this grant,
-                // but its line may not have been read yet (each worker's output has its own reader).
+            if (holding.size == 2) {
+                // A release is printed before its permit is given back, so a release that made room for
+                // this grant happened before it, but its line may not have been read yet (each worker's
+                // output has its own reader): take it first.
                 absorbReleases(workers, holding, except = worker)
             }
             if (killed > 0 && killed in holding && holding.size == 2) {
                 // Two live workers about to hold while the dead one still held: its lease must have ended.
-                val after = ms() - killedAt
+                val after = seenAt - killedAt
                 val leaseEnded = heldSince.getValue(killed) + LEASE_MS
-                check(ms() >= leaseEnded - 100) { "worker-$killed's permit was reused before its lease could end" }
+                check(seenAt >= leaseEnded - 100) { "worker-$killed's permit was reused before its lease could end" }
                 check(after <= LEASE_MS + 3000) { "the dead worker's permit took $after ms to come back" }
                 say("worker-$killed's lease (token ${holding[killed]}) expired; its permit came back $after ms after the kill")
                 holding.remove(killed)
             }
             holding[worker] = token
-            heldSince[worker] = ms()
+            heldSince[worker] = seenAt
             grants++
             say("worker-$worker holds a permit, fencing token $token   (holders: ${holding.keys.sorted().joinToString { "worker-$it" }})")
             check(holding.size <= 2) { "more than 2 holders: $holding" }
