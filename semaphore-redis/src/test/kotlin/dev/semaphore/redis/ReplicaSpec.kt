@@ -7,6 +7,7 @@ import io.kotest.matchers.comparables.shouldBeLessThan
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.string.shouldStartWith
+import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
@@ -32,107 +33,89 @@ class ReplicaSpec : FunSpec({
 
     suspend fun until(condition: suspend () -> Boolean) = withTimeout(20.seconds) { while (!condition()) delay(10) }
 
-    test("replicaAcks = 1: a lease granted at once, one granted after waiting in line, and a tryAcquire are on the replica when their caller gets them") {
+    /** Runs [block] with a master, its replica and two clients of the master (two JVMs), and closes them all. */
+    fun replicated(block: suspend CoroutineScope.(LocalRedisServer, LocalRedisServer, RedisSemaphoreClient, RedisSemaphoreClient) -> Unit) =
         LocalRedisServer.start().use { master ->
             LocalRedisServer.startReplica(master).use { replica ->
-                val a = RedisSemaphoreClient.connect(master.uri)
-                val b = RedisSemaphoreClient.connect(master.uri)
-                try {
-                    runBlocking {
-                        val sa = a.semaphore("replicated", 1, replicated)
-                        val first = sa.acquire()
-                        replica.field("replicated", first.id)!! shouldStartWith "G:1:${first.fencingToken}"
-                        val waiter = async { b.semaphore("replicated", 1, replicated).acquire() }
-                        until { sa.queueLength() == 1 }
-                        sa.release(first)
-                        val second = withTimeout(10.seconds) { waiter.await() } // granted by a's release, confirmed by b
-                        replica.field("replicated", second.id)!! shouldStartWith "G:1:${second.fencingToken}"
-                        b.semaphore("replicated", 1, replicated).release(second)
-                        val third = sa.tryAcquire()!!
-                        replica.field("replicated", third.id)!! shouldStartWith "G:1:${third.fencingToken}"
-                        sa.renew(third)
-                        sa.release(third)
-                        sa.availablePermits() shouldBe 1
-                    }
-                } finally {
-                    a.close()
-                    b.close()
+                RedisSemaphoreClient.connect(master.uri).use { a ->
+                    RedisSemaphoreClient.connect(master.uri).use { b -> runBlocking { block(master, replica, a, b) } }
                 }
             }
+        }
+
+    test("replicaAcks = 1: a lease granted at once, one granted after waiting in line, and a tryAcquire are on the replica when their caller gets them") {
+        replicated { _, replica, a, b ->
+            val sa = a.semaphore("replicated", 1, replicated)
+            val first = sa.acquire()
+            replica.field("replicated", first.id)!! shouldStartWith "G:1:${first.fencingToken}"
+            val waiter = async { b.semaphore("replicated", 1, replicated).acquire() }
+            until { sa.queueLength() == 1 }
+            sa.release(first)
+            val second = withTimeout(10.seconds) { waiter.await() } // granted by a's release, confirmed by b
+            replica.field("replicated", second.id)!! shouldStartWith "G:1:${second.fencingToken}"
+            b.semaphore("replicated", 1, replicated).release(second)
+            val third = sa.tryAcquire()!!
+            replica.field("replicated", third.id)!! shouldStartWith "G:1:${third.fencingToken}"
+            sa.renew(third)
+            sa.release(third)
+            sa.availablePermits() shouldBe 1
         }
     }
 
     test("replica paused (SIGSTOP): acquire, tryAcquire and a waiter's grant fail with NotReplicatedException and hold nothing; served again once it resumes") {
-        LocalRedisServer.start().use { master ->
-            LocalRedisServer.startReplica(master).use { replica ->
-                val a = RedisSemaphoreClient.connect(master.uri)
-                val b = RedisSemaphoreClient.connect(master.uri)
-                try {
-                    runBlocking {
-                        val sa = a.semaphore("paused-replica", 2, replicated)
-                        val unreplicated = a.semaphore("paused-replica", 2) // replicaAcks = 0, the same line
-                        val held = unreplicated.acquire(2)
-                        val waiter = async { runCatching { b.semaphore("paused-replica", 2, replicated).acquire(1) } }
-                        until { sa.queueLength() == 1 }
-                        replica.pause(true)
-                        try {
-                            val started = TimeSource.Monotonic.markNow()
-                            unreplicated.release(held) // grants the waiter, which cannot get it confirmed
-                            val failed = withTimeout(10.seconds) { waiter.await() }.exceptionOrNull()
-                            (failed is NotReplicatedException) shouldBe true
-                            failed!!.message!! shouldContain "was handed back"
-                            sa.availablePermits() shouldBe 2 // handed back, not held
-                            sa.queueLength() shouldBe 0
+        replicated { _, replica, a, b ->
+            val sa = a.semaphore("paused-replica", 2, replicated)
+            val unreplicated = a.semaphore("paused-replica", 2) // replicaAcks = 0, the same line
+            val held = unreplicated.acquire(2)
+            val waiter = async { runCatching { b.semaphore("paused-replica", 2, replicated).acquire(1) } }
+            until { sa.queueLength() == 1 }
+            replica.pause(true)
+            try {
+                val started = TimeSource.Monotonic.markNow()
+                unreplicated.release(held) // grants the waiter, which cannot get it confirmed
+                val failed = withTimeout(10.seconds) { waiter.await() }.exceptionOrNull()
+                (failed is NotReplicatedException) shouldBe true
+                failed!!.message!! shouldContain "was handed back"
+                sa.availablePermits() shouldBe 2 // handed back, not held
+                sa.queueLength() shouldBe 0
 
-                            val e = shouldThrow<NotReplicatedException> { sa.acquire(1) }
-                            e.message!! shouldContain "not acknowledged by 1 replicas within 300ms"
-                            started.elapsedNow() shouldBeGreaterThan 600.milliseconds // two WAITs of 300 ms, at least
-                            shouldThrow<NotReplicatedException> { sa.tryAcquire(2) }
-                            sa.availablePermits() shouldBe 2
-                            sa.queueLength() shouldBe 0
-                        } finally {
-                            replica.pause(false)
-                        }
-                        val lease = sa.acquire(2)
-                        replica.field("paused-replica", lease.id)!! shouldStartWith "G:2:"
-                        sa.release(lease)
-                    }
-                } finally {
-                    a.close()
-                    b.close()
-                }
+                val e = shouldThrow<NotReplicatedException> { sa.acquire(1) }
+                e.message!! shouldContain "not acknowledged by 1 replicas within 300ms"
+                started.elapsedNow() shouldBeGreaterThan 600.milliseconds // two WAITs of 300 ms, at least
+                shouldThrow<NotReplicatedException> { sa.tryAcquire(2) }
+                sa.availablePermits() shouldBe 2
+                sa.queueLength() shouldBe 0
+            } finally {
+                replica.pause(false)
             }
+            val lease = sa.acquire(2)
+            replica.field("paused-replica", lease.id)!! shouldStartWith "G:2:"
+            sa.release(lease)
         }
     }
 
     test("withPermit whose renewals are not acknowledged: the block is cancelled with LeaseLostException when the lease runs out") {
-        LocalRedisServer.start().use { master ->
-            LocalRedisServer.startReplica(master).use { replica ->
-                RedisSemaphoreClient.connect(master.uri).use { client ->
-                    runBlocking {
-                        val semaphore = client.semaphore("unconfirmed-renewals", 1, replicated)
-                        var blockEnded = false
-                        val started = TimeSource.Monotonic.markNow()
+        replicated { _, replica, client, _ ->
+            val semaphore = client.semaphore("unconfirmed-renewals", 1, replicated)
+            var blockEnded = false
+            val started = TimeSource.Monotonic.markNow()
+            try {
+                val e = shouldThrow<LeaseLostException> {
+                    semaphore.withPermit {
+                        replica.pause(true)
                         try {
-                            val e = shouldThrow<LeaseLostException> {
-                                semaphore.withPermit {
-                                    replica.pause(true)
-                                    try {
-                                        delay(30.seconds)
-                                    } finally {
-                                        blockEnded = true
-                                    }
-                                }
-                            }
-                            e.message!! shouldContain "expired before a renewal reached the server and 1 replicas"
+                            delay(30.seconds)
                         } finally {
-                            replica.pause(false)
+                            blockEnded = true
                         }
-                        blockEnded shouldBe true
-                        started.elapsedNow() shouldBeLessThan 10.seconds // the lease time (2 s), not the block's 30 s
                     }
                 }
+                e.message!! shouldContain "expired before a renewal reached the server and 1 replicas"
+            } finally {
+                replica.pause(false)
             }
+            blockEnded shouldBe true
+            started.elapsedNow() shouldBeLessThan 10.seconds // the lease time (2 s), not the block's 30 s
         }
     }
 
