@@ -7,6 +7,7 @@
  *   model checking   per test class: 10 scenarios x 100 inv.    50 scenarios x 100 inv.
  *   stress           per test class: 10 scenarios x 1000 inv.   50 scenarios x 1000 inv.
  * Test classes: Semaphore1LincheckTest, Semaphore2LincheckTest, LockLincheckTest, FutureWaiterLincheckTest,
+ * ReadWriteLockLincheckTest, SmallReadWriteLockLincheckTest,
  * BlockingWaiterSemaphoreLincheckTest, BlockingWaiterLockLincheckTest,
  * PrioritySemaphoreLincheckTest, each with one model-checking and one stress run; so per primitive
  * (Semaphore counts twice: 1 and 2 permits) 1,000 model-checking and 10,000 stress invocations
@@ -14,13 +15,18 @@
  *
  * Scenario shape: 3 threads x 2 operations, 1 operation before and 1 after the parallel part.
  * The fixed regression scenarios (LockRegressionTest) get 2000 model-checking invocations each
- * (10,000 under -Pstress).
+ * (10,000 under -Pstress); the fixed ReadWriteLock scenarios (ReadWriteLockScenariosTest) 200 each
+ * (1,000 under -Pstress), because each of their invocations runs several queued waiters.
  * The model-checking numbers are small because the engine's slow path goes through a ReentrantLock,
  * which Lincheck explores event by event: on a loaded 2-core machine one invocation costs ~40 ms.
  */
 package dev.semaphore.verification
 
+import org.jetbrains.kotlinx.lincheck.Actor
 import org.jetbrains.kotlinx.lincheck.DSLScenarioBuilder
+import org.jetbrains.kotlinx.lincheck.DSLThreadScenario
+import kotlin.reflect.KFunction
+import kotlin.reflect.jvm.javaMethod
 import kotlin.reflect.KClass
 import org.jetbrains.kotlinx.lincheck.check
 import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions
@@ -56,3 +62,13 @@ fun checkOnly(testClass: KClass<*>, invocations: Int = 1000, scenario: DSLScenar
     ModelCheckingOptions().iterations(0).invocationsPerIteration(invocations * STRESS_SCALE)
         .addCustomScenario(scenario)
         .check(testClass)
+
+/**
+ * Adds an actor of the suspending operation [f] (no arguments) that Lincheck cancels once it
+ * suspends, with prompt cancellation: a grant that races the cancellation is then handed back (W3).
+ * The DSL's own `actor` never cancels.
+ */
+fun DSLThreadScenario.cancelledActor(f: KFunction<*>) {
+    add(Actor(f.javaMethod!!, emptyList(), cancelOnSuspension = true, blocking = false, causesBlocking = false,
+        promptCancellation = true, isSuspendable = true))
+}

@@ -1,0 +1,171 @@
+/*
+ * Lincheck for ReadWriteLock: every operation of the contract (the suspending ones cancellable on
+ * suspension, with prompt cancellation), tryUpgrade with a zero timeout, and the two queries. The
+ * timed forms with a positive timeout are left to the storm (ReadWriteLockStressTest): their timer
+ * runs on kotlinx's DefaultExecutor thread, which the model checker takes for a thread of the test
+ * and reports as hung while it waits; their timeout is a cancellation of the same waiter, which is
+ * an operation here. The holds are anonymous (ReadWriteLock.kt, RW4), so any thread may end any hold;
+ * misuse (ending a hold of a kind that is not held, upgrading without the upgradable read) is caught
+ * and returned as the MISUSE result, so its linearizability is checked too.
+ *
+ * The sequential specification is the ReadWriteLock itself run sequentially: Lincheck's sequential
+ * semantics for suspending operations (a suspended request stays pending until a later operation
+ * resumes it) is one FIFO line with grant-whole requests and an upgrade served first, which is the
+ * contract.
+ *
+ * Two sizes: the factory's lock (N = 2^30), and N = 4, where the upgradable read takes 3 permits and
+ * an upgrade 1, so a third plain read beside the upgradable read waits (the reader limit, scaled
+ * down) and the encoding's edges are within a few operations.
+ *
+ * queueLength is not an operation (a second snapshot, as for Semaphore); it is checked at rest
+ * (@Validate) against the engine, with the holds word: the engine has handed out exactly the
+ * permits the holds account for (RW2, nobody between two steps at rest), and a lock that holds
+ * nothing has nobody queued (everything fits an empty lock: I5).
+ */
+package dev.semaphore.verification
+
+import dev.semaphore.ReadWriteLock
+import dev.semaphore.ReadWriteLockImpl
+import org.jetbrains.kotlinx.lincheck.annotations.Operation
+import org.jetbrains.kotlinx.lincheck.annotations.Validate
+import org.jetbrains.kotlinx.lincheck.check
+import org.junit.jupiter.api.Test
+import kotlin.time.Duration
+
+/** The operations, shared by the two sizes. */
+abstract class ReadWriteLockOps(total: Int) {
+    private val impl = ReadWriteLockImpl(total)
+    private val lock: ReadWriteLock = impl
+
+    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    suspend fun lockRead() = outcome { lock.lockRead(); OK }
+
+    @Operation
+    fun tryLockRead() = outcome { lock.tryLockRead() }
+
+    @Operation
+    fun unlockRead() = outcome { lock.unlockRead(); OK }
+
+    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    suspend fun lockWrite() = outcome { lock.lockWrite(); OK }
+
+    @Operation
+    fun tryLockWrite() = outcome { lock.tryLockWrite() }
+
+    @Operation
+    fun unlockWrite() = outcome { lock.unlockWrite(); OK }
+
+    @Operation
+    fun downgrade() = outcome { lock.downgrade(); OK }
+
+    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    suspend fun lockUpgradableRead() = outcome { lock.lockUpgradableRead(); OK }
+
+    @Operation
+    fun tryLockUpgradableRead() = outcome { lock.tryLockUpgradableRead() }
+
+    @Operation
+    fun unlockUpgradableRead() = outcome { lock.unlockUpgradableRead(); OK }
+
+    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    suspend fun upgrade() = outcome { lock.upgrade(); OK }
+
+    /** The timed upgrade with a zero timeout: it only tries now (RW3's upgrade form), so it never suspends. */
+    @Operation
+    suspend fun tryUpgradeNow() = outcome { lock.tryUpgrade(Duration.ZERO) }
+
+    @Operation
+    fun readHolds() = lock.readHolds
+
+    @Operation
+    fun isWriteLocked() = lock.isWriteLocked
+
+    /** At rest: the engine handed out what the holds account for (RW2), and an empty lock has no line (I5). */
+    @Validate
+    fun atRest() {
+        val h = impl.holdsSnapshot
+        val reads = h and ReadWriteLockImpl.READS
+        val accounted = reads +
+            (if (h and ReadWriteLockImpl.UPGRADABLE != 0L) impl.upgradablePermits.toLong() else 0L) +
+            (if (h and ReadWriteLockImpl.WRITER != 0L) impl.total.toLong() else 0L)
+        val (available, queued) = impl.waiterQueue.readLocked { available, queued -> available to queued }
+        check(impl.total.toLong() - available == accounted) {
+            "the engine handed out ${impl.total - available} permits, the holds account for $accounted: $lock"
+        }
+        check(accounted != 0L || queued == 0) { "nothing held, yet $queued queued: $lock" }
+        check(h and ReadWriteLockImpl.WRITER == 0L || h and (ReadWriteLockImpl.READS or ReadWriteLockImpl.UPGRADABLE) == 0L) {
+            "a write hold beside other holds: $lock"
+        }
+    }
+}
+
+/** The factory's lock: N = 2^30. */
+class ReadWriteLockLincheckTest : ReadWriteLockOps(ReadWriteLockImpl.TOTAL) {
+    @Test
+    fun modelChecking() = mcOptions().check(this::class)
+
+    @Test
+    fun stressStrategy() = stressOptions().check(this::class)
+}
+
+/** N = 4: the upgradable read (3) leaves room for one plain read; an upgrade asks for the last 1. */
+class SmallReadWriteLockLincheckTest : ReadWriteLockOps(4) {
+    @Test
+    fun modelChecking() = mcOptions().check(this::class)
+
+    @Test
+    fun stressStrategy() = stressOptions().check(this::class)
+}
+
+/**
+ * Fixed scenarios for the races that the issue's anchors got wrong (AsyncEx 134, vs-threading 252:
+ * a cancelled queued writer left the readers behind it blocked; parking_lot 101/489: an upgrade let
+ * a writer in), model-checked over every interleaving Lincheck reaches, with the operations of
+ * [ReadWriteLockLincheckTest]; the `cancelledActor`s are cancelled once they suspend, promptly (a
+ * grant racing the cancellation is handed back).
+ */
+class ReadWriteLockScenariosTest {
+    /** A queued writer, maybe cancelled, between a read hold that ends and a reader behind it. */
+    @Test
+    fun cancelledWriterLetsReadersIn() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 200) {
+        initial { actor(ReadWriteLockOps::tryLockRead) }
+        parallel {
+            thread { cancelledActor(ReadWriteLockOps::lockWrite) }
+            thread { actor(ReadWriteLockOps::lockRead); actor(ReadWriteLockOps::readHolds) }
+            thread { actor(ReadWriteLockOps::unlockRead) }
+        }
+    }
+
+    /** An upgrade waiting for a read hold to end, a writer and a reader queued behind it. */
+    @Test
+    fun upgradeRacesReadersAndWriter() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 200) {
+        initial { actor(ReadWriteLockOps::tryLockUpgradableRead); actor(ReadWriteLockOps::tryLockRead) }
+        parallel {
+            thread { cancelledActor(ReadWriteLockOps::upgrade); actor(ReadWriteLockOps::isWriteLocked) }
+            thread { actor(ReadWriteLockOps::unlockRead); actor(ReadWriteLockOps::lockRead) }
+            thread { actor(ReadWriteLockOps::lockWrite); actor(ReadWriteLockOps::readHolds) }
+        }
+    }
+
+    /** A downgrade while a reader and a writer are queued, with a try racing it. */
+    @Test
+    fun downgradeWithALine() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 200) {
+        initial { actor(ReadWriteLockOps::tryLockWrite) }
+        parallel {
+            thread { actor(ReadWriteLockOps::lockRead) }
+            thread { actor(ReadWriteLockOps::lockWrite) }
+            thread { actor(ReadWriteLockOps::downgrade); actor(ReadWriteLockOps::tryLockRead) }
+        }
+    }
+
+    /** Tries racing an unlock that is between its two steps (RW2, RW3), and a suspending reader. */
+    @Test
+    fun triesRaceAnUnlock() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 200) {
+        initial { actor(ReadWriteLockOps::tryLockWrite) }
+        parallel {
+            thread { actor(ReadWriteLockOps::unlockWrite) }
+            thread { actor(ReadWriteLockOps::tryLockRead); actor(ReadWriteLockOps::tryLockUpgradableRead) }
+            thread { actor(ReadWriteLockOps::lockRead); actor(ReadWriteLockOps::tryUpgradeNow) }
+        }
+    }
+}

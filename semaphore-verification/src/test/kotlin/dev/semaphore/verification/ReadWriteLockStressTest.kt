@@ -1,0 +1,297 @@
+/*
+ * Cancellation storm on ReadWriteLock, on 4 real threads. Workers take read holds (60%), the write
+ * hold (20%) and the upgradable read (20%), by the suspending call, the try form and the timed form
+ * with a real 0..2 ms timeout; an upgradable reader upgrades half of the time (waiting or timed), a
+ * writer downgrades a quarter of the time. A third of the workers do it all as a Java caller would,
+ * through the futures of the JVM bridge (lockAsync, upgradeAsync, downgrade with LockHolds; the
+ * timed form through orTimeout), so coroutines and futures stand in one line. A canceller cancels
+ * random in-flight attempts, holders and waiting upgrades included; a watchdog samples progress.
+ *
+ * Invariants checked:
+ * RS1 exclusion, counted by the workers inside their sections (entered after the grant, left before
+ *     the release): a writer is alone, readers never meet a writer, at most one upgradable reader;
+ *     and each holder sees its own hold (a writer sees isWriteLocked, a reader does not).
+ * RS2 no persistent state "nothing held, yet waiters queued" (everything fits an empty lock: I5).
+ * RS3 at quiescence: nothing held, nobody queued, the engine has every permit back, every worker
+ *     finished.
+ * RS4 every path was exercised: grants of each kind, upgrades, downgrades, failed tries, timeouts,
+ *     cancellations.
+ */
+package dev.semaphore.verification
+
+import dev.semaphore.HoldKind
+import dev.semaphore.LockHold
+import dev.semaphore.ReadWriteLockImpl
+import dev.semaphore.downgrade
+import dev.semaphore.lockAsync
+import dev.semaphore.upgradeAsync
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.joinAll
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.suspendCancellableCoroutine
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeoutOrNull
+import kotlinx.coroutines.yield
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertNull
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.CompletionException
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.TimeoutException
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicLong
+import kotlin.coroutines.resume
+import kotlin.coroutines.resumeWithException
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+
+class ReadWriteLockStressTest {
+    /** The holds inside their sections, by kind (RS1). */
+    private class Occupancy {
+        val readers = AtomicInteger()
+        val writers = AtomicInteger()
+        val upgradables = AtomicInteger()
+        val violations = AtomicInteger()
+
+        @Volatile
+        var first: String? = null
+
+        private fun violated(what: String) {
+            violations.incrementAndGet()
+            if (first == null) first = what
+        }
+
+        fun enter(kind: HoldKind) {
+            when (kind) {
+                HoldKind.READ -> {
+                    readers.incrementAndGet()
+                    if (writers.get() != 0) violated("a reader beside a writer")
+                }
+                HoldKind.WRITE -> {
+                    if (writers.incrementAndGet() != 1) violated("two writers")
+                    if (readers.get() != 0 || upgradables.get() != 0) violated("a writer beside readers")
+                }
+                HoldKind.UPGRADABLE_READ -> {
+                    if (upgradables.incrementAndGet() != 1) violated("two upgradable readers")
+                    if (writers.get() != 0) violated("an upgradable reader beside a writer")
+                }
+            }
+        }
+
+        fun exit(kind: HoldKind) {
+            when (kind) {
+                HoldKind.READ -> readers.decrementAndGet()
+                HoldKind.WRITE -> writers.decrementAndGet()
+                HoldKind.UPGRADABLE_READ -> upgradables.decrementAndGet()
+            }
+        }
+    }
+
+    private class Counts {
+        val granted = Array(3) { AtomicLong() }
+        val upgrades = AtomicLong()
+        val downgrades = AtomicLong()
+        val tried = AtomicLong()
+        val timedOut = AtomicLong()
+        val cancelled = AtomicLong()
+        val selfCheck = AtomicInteger()
+
+        override fun toString() = "reads=${granted[0]} writes=${granted[1]} upgradable=${granted[2]} upgrades=$upgrades " +
+            "downgrades=$downgrades triedFalse=$tried timedOut=$timedOut cancelled=$cancelled"
+    }
+
+    @Test
+    fun cancellationStorm() = runBlocking {
+        val workers = 24
+        val rounds = 2000 * STRESS_SCALE
+        val lock = ReadWriteLockImpl(ReadWriteLockImpl.TOTAL)
+        val inside = Occupancy()
+        val counts = Counts()
+        val board = CancelBoard(workers)
+        val dog = Watchdog()
+        val done = AtomicBoolean(false)
+
+        fun kindOf(): HoldKind = when (rnd(0, 10)) {
+            in 0..5 -> HoldKind.READ
+            in 6..7 -> HoldKind.WRITE
+            else -> HoldKind.UPGRADABLE_READ
+        }
+
+        fun selfCheck(kind: HoldKind) {
+            val ok = when (kind) {
+                HoldKind.WRITE -> lock.isWriteLocked && lock.readHolds == 0
+                else -> !lock.isWriteLocked && lock.readHolds >= 1
+            }
+            if (!ok) counts.selfCheck.incrementAndGet()
+        }
+
+        /** One attempt as a coroutine caller: the suspending, try and timed forms of the contract. */
+        suspend fun coroutineAttempt() {
+            var kind = kindOf()
+            val mode = rnd(0, 3)
+            val timeout = rnd(0, 3).milliseconds
+            val got = try {
+                when (kind) {
+                    HoldKind.READ -> when (mode) { 0 -> { lock.lockRead(); true }; 1 -> lock.tryLockRead(); else -> lock.tryLockRead(timeout) }
+                    HoldKind.WRITE -> when (mode) { 0 -> { lock.lockWrite(); true }; 1 -> lock.tryLockWrite(); else -> lock.tryLockWrite(timeout) }
+                    HoldKind.UPGRADABLE_READ -> when (mode) {
+                        0 -> { lock.lockUpgradableRead(); true }
+                        1 -> lock.tryLockUpgradableRead()
+                        else -> lock.tryLockUpgradableRead(timeout)
+                    }
+                }
+            } catch (e: CancellationException) {
+                counts.cancelled.incrementAndGet()
+                throw e
+            }
+            if (!got) {
+                (if (mode == 1) counts.tried else counts.timedOut).incrementAndGet()
+                return
+            }
+            counts.granted[kind.ordinal].incrementAndGet()
+            inside.enter(kind)
+            try {
+                selfCheck(kind)
+                if (kind == HoldKind.UPGRADABLE_READ && rnd(0, 2) == 0) {
+                    // Cancelled or timed out, the upgrade keeps the upgradable read (ends in finally).
+                    val upgraded = if (rnd(0, 2) == 0) { lock.upgrade(); true } else lock.tryUpgrade(rnd(0, 3).milliseconds)
+                    if (upgraded) {
+                        inside.exit(kind)
+                        kind = HoldKind.WRITE
+                        inside.enter(kind)
+                        counts.upgrades.incrementAndGet()
+                        selfCheck(kind)
+                    }
+                }
+                if (kind == HoldKind.WRITE && rnd(0, 4) == 0) {
+                    inside.exit(kind)
+                    kind = HoldKind.READ
+                    inside.enter(kind)
+                    lock.downgrade()
+                    counts.downgrades.incrementAndGet()
+                    selfCheck(kind)
+                }
+                if (rnd(0, 2) == 0) yield()
+            } finally {
+                inside.exit(kind)
+                when (kind) {
+                    HoldKind.READ -> lock.unlockRead()
+                    HoldKind.WRITE -> lock.unlockWrite()
+                    HoldKind.UPGRADABLE_READ -> lock.unlockUpgradableRead()
+                }
+            }
+        }
+
+        /** One attempt as a Java caller: futures and LockHolds of the JVM bridge. */
+        suspend fun futureAttempt() {
+            var kind: HoldKind? = kindOf()
+            val mode = rnd(0, 3)
+            val timeoutMs = when (mode) { 0 -> Long.MAX_VALUE; 1 -> 0L; else -> rnd(0, 3).toLong() }
+            var hold = try {
+                lock.lockAsync(kind!!, timeoutMs, TimeUnit.MILLISECONDS) { it }.awaitHold()
+            } catch (e: CancellationException) {
+                counts.cancelled.incrementAndGet()
+                throw e
+            }
+            if (hold == null) {
+                (if (mode == 1) counts.tried else counts.timedOut).incrementAndGet()
+                return
+            }
+            counts.granted[kind.ordinal].incrementAndGet()
+            inside.enter(kind)
+            try {
+                selfCheck(kind)
+                if (kind == HoldKind.UPGRADABLE_READ && rnd(0, 2) == 0) {
+                    // The bridge's upgrade spends the upgradable hold; if the upgrade fails, that read has ended.
+                    inside.exit(kind)
+                    kind = null
+                    val upgradeMs = if (rnd(0, 2) == 0) Long.MAX_VALUE else rnd(0, 3).toLong()
+                    hold = lock.upgradeAsync(hold, upgradeMs, TimeUnit.MILLISECONDS) { it }.awaitHold() ?: return
+                    kind = HoldKind.WRITE
+                    inside.enter(kind)
+                    counts.upgrades.incrementAndGet()
+                    selfCheck(kind)
+                }
+                if (kind == HoldKind.WRITE && rnd(0, 4) == 0) {
+                    inside.exit(kind)
+                    kind = HoldKind.READ
+                    inside.enter(kind)
+                    hold = lock.downgrade(hold)
+                    counts.downgrades.incrementAndGet()
+                    selfCheck(kind)
+                }
+                if (rnd(0, 2) == 0) yield()
+            } finally {
+                kind?.let { inside.exit(it) }
+                hold?.unlock() // a hold spent by a failed upgrade: does nothing
+            }
+        }
+
+        fourThreads().use { threads ->
+            withContext(threads) {
+                coroutineScope {
+                    val canceller = with(board) { launchCanceller(perMilli = 2) { done.get() } }
+                    val watchdog = with(dog) {
+                        launchWatchdog({ done.get() }) {
+                            val q = lock.queueLength
+                            if (q > 0 && lock.readHolds == 0 && !lock.isWriteLocked) "nothing held with queueLength=$q ($lock)" else null
+                        }
+                    }
+                    val jobs = List(workers) { i ->
+                        launch {
+                            repeat(rounds) {
+                                val job = launch { if (i % 3 == 0) futureAttempt() else coroutineAttempt() }
+                                board.put(i, job)
+                                job.join()
+                            }
+                        }
+                    }
+                    val finished = withTimeoutOrNull(120.seconds) { jobs.joinAll() }
+                    done.set(true)
+                    if (finished == null) {
+                        jobs.forEach { it.cancel() }
+                        throw AssertionError("ReadWriteLock: workers stranded (RS3): $counts, $lock")
+                    }
+                    canceller.join()
+                    watchdog.join()
+                }
+            }
+        }
+
+        assertEquals(0, inside.violations.get(), "RS1: ${inside.first}; $counts")
+        assertEquals(0, counts.selfCheck.get(), "RS1: a holder did not see its own hold; $counts")
+        assertNull(dog.failure, "RS2")
+        assertTrue(dog.checks.get() > 0)
+        assertEquals(0, lock.readHolds, "RS3: $lock")
+        assertEquals(false, lock.isWriteLocked, "RS3: $lock")
+        assertEquals(0, lock.queueLength, "RS3: $lock")
+        assertEquals(ReadWriteLockImpl.TOTAL, lock.waiterQueue.availablePermits, "RS3: the engine's permits: $lock")
+        assertTrue(
+            counts.granted.all { it.get() > 0 } && counts.upgrades.get() > 0 && counts.downgrades.get() > 0 &&
+                counts.tried.get() > 0 && counts.timedOut.get() > 0 && counts.cancelled.get() > 0,
+            "RS4: a path was never exercised: $counts",
+        )
+        println("ReadWriteLock storm (workers=$workers, rounds=$rounds): $counts, watchdog samples ${dog.checks.get()}")
+    }
+}
+
+/**
+ * Waits for a bridge future as a coroutine would: its hold, or null if it timed out. Cancelled, it
+ * cancels the future; a hold delivered anyway (the cancel lost the race) is ended, so none leaks.
+ */
+private suspend fun CompletableFuture<LockHold>.awaitHold(): LockHold? =
+    suspendCancellableCoroutine { cont ->
+        whenComplete { hold, error ->
+            when {
+                error == null -> cont.resume(hold) { _, h, _ -> h?.unlock() }
+                error is TimeoutException || error.cause is TimeoutException -> cont.resume(null)
+                else -> cont.resumeWithException(if (error is CompletionException) error.cause ?: error else error)
+            }
+        }
+        cont.invokeOnCancellation { cancel(false) }
+    }
