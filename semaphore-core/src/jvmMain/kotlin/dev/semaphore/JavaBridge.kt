@@ -140,40 +140,44 @@ public fun ReadWriteLock.lockBlocking(kind: HoldKind, timeout: Long, unit: TimeU
 
 /**
  * Turns the [upgradable] read hold (taken through [ReadWriteLock.lockAsync] or [ReadWriteLock.lockBlocking])
- * into the write hold, as [ReadWriteLock.upgrade]: a future of `onGrant(writeHold)`. [upgradable] is
- * spent at once (its `unlock` does nothing from then on). If the upgrade does not happen (timeout, or
- * the future completed by the caller first), the upgradable read ends with it: nothing is held.
+ * into the write hold, as [ReadWriteLock.upgrade]: a future of `onGrant(writeHold)`. If the upgrade does
+ * not happen (timeout, or the future completed by the caller first), [upgradable] still holds the
+ * upgradable read, as after a failed [ReadWriteLock.upgrade]; once it happens, [upgradable] is spent (its
+ * `unlock` does nothing). Unlocking [upgradable] while its upgrade is pending withdraws the upgrade and
+ * ends the upgradable read (ReadWriteHold.kt, H2-H3).
  * @throws IllegalArgumentException if [upgradable] is not an upgradable read hold of this lock.
- * @throws IllegalStateException if [upgradable] was already ended or spent; nothing changes.
+ * @throws IllegalStateException if [upgradable] was already ended, spent or is being upgraded; nothing changes.
  */
 public fun <T> ReadWriteLock.upgradeAsync(upgradable: LockHold?, timeout: Long, unit: TimeUnit, onGrant: (LockHold) -> T): CompletableFuture<T> {
     val lock = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
-    val request = ReadWriteHold.beginUpgrade(lock, upgradable)
+    val from = ReadWriteHold.beginUpgrade(lock, upgradable)
+    val request = lock.UpgradeRequest(from::upgradeFailed)
     val write = ReadWriteHold(lock, HoldKind.WRITE)
-    // Not granted: ended before the future fails, at once (zero timeout) or by the withdrawal (W2).
-    return future(timeout, unit, { takeUpgradeNow(lock, request) }, { onGrant(write) }, { endFailedUpgrade(lock, request) }) {
-        lock.waiterQueue.requestFuture(lock.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, onGrant, write) {
-            endFailedUpgrade(lock, request)
-        }
-    }
+    val notUpgraded = { upgradeNeverGranted(lock, from) } // before the future fails (W2's withdrawal hook)
+    // A delivered future spends `from` (H3: its unlock finds the future done); a grant that the future
+    // refuses is handed back, and the request's afterHandBack gives `from` its upgradable read back.
+    return future(timeout, unit, { takeUpgradeNow(lock, request) }, { onGrant(write) }, notUpgraded) {
+        lock.waiterQueue.requestFuture(lock.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, onGrant, write, notUpgraded)
+    }.also { from.upgrade = it }
 }
 
 /**
  * Blocks until the [upgradable] read hold becomes the write hold, and returns that (null if [timeout]
- * passed); as [ReadWriteLock.upgradeAsync], so the upgradable read ends if the upgrade does not happen
- * (timeout, interrupt). Otherwise as [Semaphore.acquireBlocking].
+ * passed); as [ReadWriteLock.upgradeAsync], so [upgradable] still holds the upgradable read if the
+ * upgrade does not happen (timeout, interrupt). Otherwise as [Semaphore.acquireBlocking].
  */
 @Throws(InterruptedException::class)
 public fun ReadWriteLock.upgradeBlocking(upgradable: LockHold?, timeout: Long, unit: TimeUnit): LockHold? {
     val lock = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
-    val request = ReadWriteHold.beginUpgrade(lock, upgradable)
+    val from = ReadWriteHold.beginUpgrade(lock, upgradable)
+    val request = lock.UpgradeRequest(from::upgradeFailed)
     var upgraded = false
     try {
         upgraded = block(timeout, unit, { takeUpgradeNow(lock, request) }) {
             lock.waiterQueue.acquireBlocking(lock.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, it)
         }
     } finally {
-        endFailedUpgrade(lock, request)
+        if (upgraded) from.upgraded() else if (!request.wasGranted) upgradeNeverGranted(lock, from) // else handed back (H2)
     }
     return if (upgraded) ReadWriteHold(lock, HoldKind.WRITE) else null
 }
@@ -199,15 +203,10 @@ public fun ReadWriteLock.downgrade(write: LockHold?): LockHold {
 private fun takeUpgradeNow(lock: ReadWriteLockImpl, request: ReadWriteLockImpl.UpgradeRequest): Boolean =
     lock.tryTakeUpgrade().also { if (it) request.wasGranted = true }
 
-/**
- * An upgrade never granted leaves (RW5) and ends the upgradable read it spent (once: at most one of the
- * zero-timeout failure, the withdrawal and the blocking wait's end calls it); a granted one that was
- * handed back ended the whole write hold instead (UpgradeRequest without keepUpgradable).
- */
-private fun endFailedUpgrade(lock: ReadWriteLockImpl, request: ReadWriteLockImpl.UpgradeRequest) {
-    if (request.wasGranted) return
+/** An upgrade never granted leaves (RW5); the upgradable read is its caller's handle's again (H2). */
+private fun upgradeNeverGranted(lock: ReadWriteLockImpl, from: ReadWriteHold) {
     lock.endUpgradeAttempt()
-    lock.endUpgradable()
+    from.upgradeFailed()
 }
 
 /**

@@ -607,11 +607,11 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
 
     /**
      * One upgrade() call's request. It remembers whether it was granted, so that the call knows
-     * whether the UPGRADING bit is still its own to clear (RW5). A request that does not
-     * [keepUpgradable] (the JVM bridge's, whose caller gave up its upgradable read for the upgrade)
-     * ends the whole write hold on a hand-back, instead of turning it back into the upgradable read.
+     * whether the UPGRADING bit is still its own to clear (RW5). A hand-back turns the write hold back
+     * into the upgradable read (RW5), then runs [afterHandBack] (the JVM bridge gives the upgradable
+     * read back to its caller's handle there).
      */
-    internal inner class UpgradeRequest(private val keepUpgradable: Boolean = true) : Grantee {
+    internal inner class UpgradeRequest(private val afterHandBack: (() -> Unit)? = null) : Grantee {
         @Volatile
         var wasGranted = false
 
@@ -620,7 +620,10 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
             recordUpgrade()
         }
 
-        override fun handBack(w: PermitWaiter) = if (keepUpgradable) undoUpgrade() else endWrite()
+        override fun handBack(w: PermitWaiter) {
+            undoUpgrade()
+            afterHandBack?.invoke()
+        }
     }
 
     // ---- messages ----

@@ -101,22 +101,20 @@ class ReadWriteLockBridgeSpec : FunSpec({
         lock.shouldBeFreeExactly()
     }
 
-    test("a failed upgrade ends the upgradable read: timeout, zero timeout, interrupt") {
+    test("a failed upgrade keeps the upgradable read, as in Kotlin: timeout, zero timeout, interrupt; the hold upgrades later") {
         val lock = ReadWriteLock()
         val reader = lock.future(HoldKind.READ).join()
-        val u1 = lock.future(HoldKind.UPGRADABLE_READ).join()
-        val timedOut = lock.upgradeAsync(u1, 20, TimeUnit.MILLISECONDS) { it }
+        val upgradable = lock.future(HoldKind.UPGRADABLE_READ).join()
+        val timedOut = lock.upgradeAsync(upgradable, 20, TimeUnit.MILLISECONDS) { it }
         shouldThrow<java.util.concurrent.ExecutionException> { timedOut.get() }.cause as? TimeoutException
             ?: error("not a TimeoutException")
-        lock.readHolds shouldBe 1
-        val u2 = lock.future(HoldKind.UPGRADABLE_READ).join()
-        lock.upgradeAsync(u2, 0, TimeUnit.NANOSECONDS) { it }.isCompletedExceptionally shouldBe true
-        lock.readHolds shouldBe 1
-        val u3 = lock.future(HoldKind.UPGRADABLE_READ).join()
+        lock.readHolds shouldBe 2
+        lock.upgradeAsync(upgradable, 0, TimeUnit.NANOSECONDS) { it }.isCompletedExceptionally shouldBe true
+        lock.readHolds shouldBe 2
         val thrown = AtomicReference<Throwable?>()
         val t = thread {
             try {
-                lock.upgradeBlocking(u3, FOREVER, TimeUnit.NANOSECONDS)
+                lock.upgradeBlocking(upgradable, FOREVER, TimeUnit.NANOSECONDS)
             } catch (e: Throwable) {
                 thrown.set(e)
             }
@@ -125,12 +123,34 @@ class ReadWriteLockBridgeSpec : FunSpec({
         t.interrupt()
         t.join(20_000)
         (thrown.get() is InterruptedException) shouldBe true
-        lock.readHolds shouldBe 1
+        lock.readHolds shouldBe 2
+        lock.queueLength shouldBe 0
+        val upgrade = lock.upgradeAsync(upgradable, FOREVER, TimeUnit.NANOSECONDS) { it }
+        reader.unlock()
+        val write = upgrade.join()
+        lock.isWriteLocked shouldBe true
+        upgradable.unlock() // spent by the upgrade: does nothing
+        write.unlock()
+        lock.shouldBeFreeExactly()
+    }
+
+    test("unlocking the upgradable hold while its upgrade waits withdraws the upgrade and ends the read") {
+        val lock = ReadWriteLock()
+        val reader = lock.future(HoldKind.READ).join()
+        val upgradable = lock.future(HoldKind.UPGRADABLE_READ).join()
+        val upgrade = lock.upgradeAsync(upgradable, FOREVER, TimeUnit.NANOSECONDS) { it }
+        val laterReader = lock.future(HoldKind.READ)
+        laterReader.isDone shouldBe false
+        upgradable.unlock()
+        upgrade.isCancelled shouldBe true
+        lock.readHolds shouldBe 2 // the first reader and the later one, let in
+        laterReader.join().unlock()
+        shouldThrow<IllegalStateException> { upgradable.unlock() }.message shouldContain "already ended"
         reader.unlock()
         lock.shouldBeFreeExactly()
     }
 
-    test("an upgrade granted in the instant it is cancelled gives everything back") {
+    test("an upgrade granted in the instant it is cancelled or timed out keeps the upgradable read; closing it ends everything") {
         val lock = ReadWriteLock()
         repeat(2_000) {
             val reader = lock.future(HoldKind.READ).join()
@@ -139,6 +159,7 @@ class ReadWriteLockBridgeSpec : FunSpec({
             val closer = thread { reader.unlock() }
             if (Random.nextBoolean()) Thread.yield()
             if (!upgrade.cancel(false) && !upgrade.isCompletedExceptionally) upgrade.join().unlock()
+            upgradable.unlock() // at once: its hand-back (W3) may still be running on the closer's thread (H3)
             closer.join()
             lock.shouldBecomeFreeExactly()
         }

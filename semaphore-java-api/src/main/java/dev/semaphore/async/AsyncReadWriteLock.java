@@ -23,7 +23,8 @@ import kotlin.jvm.functions.Function1;
  * <p><b>Holds.</b> Each {@code Permit} stands for one hold: closing it ends that hold only, once. An
  * <b>upgradable read</b> shares the lock with plain readers (one at a time) and can become the write
  * hold with {@link #upgrade(Permit)}, with no writer in between; {@link #downgrade(Permit)} turns a write
- * hold into a read hold. Both spend the permit passed in: closing it afterwards does nothing. Not
+ * hold into a read hold. Once done, both have spent the permit passed in: closing it then does nothing.
+ * An upgrade that fails leaves the upgradable read held, as in Kotlin. Not
  * reentrant: taking a second hold while holding one can deadlock. The Kotlin lock's holds are
  * anonymous: Kotlin code must not end ({@code unlockRead()}...) a hold that a {@code Permit} stands for.
  *
@@ -160,16 +161,17 @@ public final class AsyncReadWriteLock {
 
     /**
      * Turns an upgradable read into the write hold: the future completes once every other read hold has
-     * ended; it is served before everyone queued, and no writer gets in between. {@code upgradable} is
-     * spent at once (closing it does nothing). If the upgrade does not happen (the future withdrawn, or
-     * timed out), the upgradable read ends too, before the future completes: nothing is held (Kotlin's
-     * {@code tryUpgrade} keeps it instead).
+     * ended; it is served before everyone queued, and no writer gets in between. Once it completes,
+     * {@code upgradable} is spent (closing it does nothing). If the upgrade does not happen (the future
+     * withdrawn, or timed out), {@code upgradable} still holds the upgradable read, before the future
+     * completes, so it can be closed or upgraded again. Closing {@code upgradable} while its upgrade waits
+     * withdraws the upgrade and ends the read.
      *
      * @param upgradable a permit of {@link #upgradableReadLock()} (or its blocking forms) of this lock
      * @return a future of the write hold
      * @throws IllegalArgumentException if {@code upgradable} is not an upgradable read of this lock
-     * @throws IllegalStateException if {@code upgradable} was closed, upgraded already, or Kotlin code is
-     *     upgrading the lock's upgradable read; nothing changes
+     * @throws IllegalStateException if {@code upgradable} was closed, is upgraded or being upgraded, or
+     *     Kotlin code is upgrading the lock's upgradable read; nothing changes
      */
     public CompletableFuture<Permit> upgrade(Permit upgradable) {
         return JavaBridge.upgradeAsync(kotlin, Objects.requireNonNull(upgradable, "upgradable").hold, Waits.FOREVER, NANOSECONDS, NEW_PERMIT);
@@ -186,16 +188,16 @@ public final class AsyncReadWriteLock {
 
     /**
      * {@link #upgrade(Permit)} on a blocked thread: if the time runs out or the thread is interrupted,
-     * the upgradable read ends too.
+     * {@code upgradable} still holds the upgradable read.
      *
      * @param upgradable a permit of an upgradable read of this lock
      * @param timeout the longest wait
      * @return the write hold, or empty if the time ran out
-     * @throws InterruptedException if interrupted, with nothing held
+     * @throws InterruptedException if interrupted, with the upgradable read still held
      */
     public Optional<Permit> upgradeBlocking(Permit upgradable, Duration timeout) throws InterruptedException {
-        LockHold write = JavaBridge.upgradeBlocking(kotlin, Objects.requireNonNull(upgradable, "upgradable").hold, Waits.nanos(timeout), NANOSECONDS);
-        return Optional.ofNullable(write).map(Permit::new);
+        return Optional.ofNullable(JavaBridge.upgradeBlocking(kotlin, Objects.requireNonNull(upgradable, "upgradable").hold,
+                Waits.nanos(timeout), NANOSECONDS)).map(Permit::new);
     }
 
     /**

@@ -2,8 +2,7 @@ package dev.semaphore.async;
 
 import dev.semaphore.LockHold;
 import dev.semaphore.PermitPool;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,15 +12,8 @@ import org.jspecify.annotations.Nullable;
  * there is no finalizer.
  */
 public final class Permit implements AutoCloseable {
-    private static final VarHandle RELEASED;
-
-    static {
-        try {
-            RELEASED = MethodHandles.lookup().findVarHandle(Permit.class, "released", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final AtomicIntegerFieldUpdater<Permit> RELEASED =
+            AtomicIntegerFieldUpdater.newUpdater(Permit.class, "released");
 
     private final int permits;
     private final @Nullable PermitPool pool;

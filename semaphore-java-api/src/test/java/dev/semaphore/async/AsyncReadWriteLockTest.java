@@ -233,26 +233,37 @@ class AsyncReadWriteLockTest {
     }
 
     @Test
-    void anUpgradeThatTimesOutOrIsCancelledEndsTheUpgradableRead() {
+    void anUpgradeThatTimesOutOrIsCancelledKeepsTheUpgradableRead() {
         Permit reader = lock.readLock().join();
         Permit upgradable = lock.upgradableReadLock().join();
         failsWith(TimeoutException.class, lock.upgrade(upgradable, Duration.ofMillis(30)));
-        assertState(1, false, 0); // the upgradable read ended with the upgrade; the reader stays
-        upgradable.close(); // spent: does nothing
-        assertState(1, false, 0);
+        assertState(2, false, 0); // the upgradable read is still held, beside the reader
 
-        Permit again = lock.upgradableReadLock().join();
-        CompletableFuture<Permit> upgrade = lock.upgrade(again);
+        CompletableFuture<Permit> upgrade = lock.upgrade(upgradable);
         CompletableFuture<Permit> laterReader = lock.readLock();
         assertFalse(laterReader.isDone(), "held back by the waiting upgrade");
         assertTrue(upgrade.cancel(false));
         laterReader.join().close(); // let in once the upgrade left
+        assertState(2, false, 0);
+        upgradable.close();
         assertState(1, false, 0);
         reader.close();
         assertState(0, false, 0);
 
         Permit immediate = lock.upgradableReadLock().join();
         lock.upgrade(immediate, Duration.ZERO).join().close(); // no other reader: granted at once
+        assertState(0, false, 0);
+    }
+
+    @Test
+    void closingTheUpgradablePermitWithdrawsItsPendingUpgrade() {
+        Permit reader = lock.readLock().join();
+        Permit upgradable = lock.upgradableReadLock().join();
+        CompletableFuture<Permit> upgrade = lock.upgrade(upgradable);
+        upgradable.close();
+        assertTrue(upgrade.isCancelled());
+        assertState(1, false, 0);
+        reader.close();
         assertState(0, false, 0);
     }
 
@@ -282,7 +293,8 @@ class AsyncReadWriteLockTest {
         Permit u = lock.upgradableReadLockBlocking();
         Permit r = lock.readLockBlocking();
         assertEquals(Optional.empty(), lock.upgradeBlocking(u, Duration.ofMillis(20)));
-        assertState(1, false, 0); // timed out: the upgradable read ended too
+        assertState(2, false, 0); // timed out: the upgradable read is still held
+        u.close();
         r.close();
         assertState(0, false, 0);
     }

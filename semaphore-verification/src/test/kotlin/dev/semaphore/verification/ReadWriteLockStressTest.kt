@@ -189,33 +189,41 @@ class ReadWriteLockStressTest {
 
         /** One attempt as a Java caller: futures and LockHolds of the JVM bridge. */
         suspend fun futureAttempt() {
-            var kind: HoldKind? = kindOf()
+            val first = kindOf()
+            var kind: HoldKind? = first
             val mode = rnd(0, 3)
             val timeoutMs = when (mode) { 0 -> Long.MAX_VALUE; 1 -> 0L; else -> rnd(0, 3).toLong() }
-            var hold = try {
-                lock.lockAsync(kind!!, timeoutMs, TimeUnit.MILLISECONDS) { it }.awaitHold()
+            var hold: LockHold = try {
+                lock.lockAsync(first, timeoutMs, TimeUnit.MILLISECONDS) { it }.awaitHold()
             } catch (e: CancellationException) {
                 counts.cancelled.incrementAndGet()
                 throw e
-            }
-            if (hold == null) {
+            } ?: run {
                 (if (mode == 1) counts.tried else counts.timedOut).incrementAndGet()
                 return
             }
-            counts.granted[kind.ordinal].incrementAndGet()
-            inside.enter(kind)
+            counts.granted[first.ordinal].incrementAndGet()
+            inside.enter(first)
             try {
-                selfCheck(kind)
+                selfCheck(first)
                 if (kind == HoldKind.UPGRADABLE_READ && rnd(0, 2) == 0) {
-                    // The bridge's upgrade spends the upgradable hold; if the upgrade fails, that read has ended.
+                    // Counted out while the upgrade runs: if it fails (timeout, cancel), the upgradable
+                    // hold is still ours (H2) and is closed in finally, at once even if its hand-back
+                    // is still running on the granting thread (H3).
                     inside.exit(kind)
                     kind = null
                     val upgradeMs = if (rnd(0, 2) == 0) Long.MAX_VALUE else rnd(0, 3).toLong()
-                    hold = lock.upgradeAsync(hold, upgradeMs, TimeUnit.MILLISECONDS) { it }.awaitHold() ?: return
-                    kind = HoldKind.WRITE
-                    inside.enter(kind)
-                    counts.upgrades.incrementAndGet()
-                    selfCheck(kind)
+                    val write = lock.upgradeAsync(hold, upgradeMs, TimeUnit.MILLISECONDS) { it }.awaitHold()
+                    if (write == null) {
+                        kind = HoldKind.UPGRADABLE_READ
+                        inside.enter(kind)
+                    } else {
+                        hold = write
+                        kind = HoldKind.WRITE
+                        inside.enter(kind)
+                        counts.upgrades.incrementAndGet()
+                        selfCheck(kind)
+                    }
                 }
                 if (kind == HoldKind.WRITE && rnd(0, 4) == 0) {
                     inside.exit(kind)
@@ -228,7 +236,7 @@ class ReadWriteLockStressTest {
                 if (rnd(0, 2) == 0) yield()
             } finally {
                 kind?.let { inside.exit(it) }
-                hold?.unlock() // a hold spent by a failed upgrade: does nothing
+                hold.unlock()
             }
         }
 
