@@ -2,13 +2,23 @@
 # Builds the benchmarks jar, runs every JMH benchmark (ours and the peers in the same run), the
 # memory-per-waiter probe, and writes docs/benchmarks.md + docs/benchmarks-ratios.png.
 #
-#   semaphore-benchmarks/run.sh quick   # about 5 minutes on 2 cores: 1 fork, short iterations, fewer params
-#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 40 minutes on 2 cores)
-#   semaphore-benchmarks/run.sh smoke   # about 3 minutes: checks that everything runs; figures meaningless
+#   semaphore-benchmarks/run.sh quick   # about 7 minutes on 2 cores: 1 fork, short iterations, fewer params
+#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 50 minutes on 2 cores)
+#   semaphore-benchmarks/run.sh smoke   # about 4 minutes: checks that everything runs; figures meaningless
 #   semaphore-benchmarks/run.sh distributed   # about 10 minutes: semaphore-redis vs Redisson (a local redis-server);
 #                                             # writes docs/benchmarks-distributed.md + docs/benchmarks-distributed.png
 #                                             # and replaces the distributed section at the end of docs/benchmarks.md
 #                                             # (the local rows before it are kept as they are)
+#   semaphore-benchmarks/run.sh readwrite     # about 14 minutes: only the ReadWriteLock benchmarks (ReadWriteBenchmark,
+#                                             # ReadWriteThreadsBenchmark; short and long sections, workInside 50 and 1000)
+#                                             # with the full settings (2 forks, 5 x 1 s warm-up,
+#                                             # 5 x 1 s measurement); writes docs/benchmarks-readwrite.md + .png and replaces
+#                                             # the ReadWriteLock section of docs/benchmarks.md (every other section is kept).
+#                                             # It builds only this module, against the core, Java API and redis modules
+#                                             # installed in the local Maven repository when they are there (else as the
+#                                             # other modes do).
+#
+# quick, full and smoke run the ReadWriteLock benchmarks too, with their settings (smoke: 10,000 sections).
 #
 # Run it on a quiet machine: anything else running skews the figures.
 set -euo pipefail
@@ -26,6 +36,8 @@ case "$mode" in
     cancel=(-f 1 -wi 3 -i 5)
     memory_waiters=500000
     memory_repeats=1
+    readwrite=()
+    readwrite_text="quick"
     run_text="quick (1 fork, 1 x 1 s warm-up, 2 x 1 s measurement; contended permits 1 and 8; hand-over 200,000 steps; futures 1,000 tasks; memory 500,000 waiters, one reading; cancellation 3 warm-up + 5 measured invocations)"
     ;;
   full)
@@ -34,6 +46,8 @@ case "$mode" in
     cancel=(-f 2 -wi 5 -i 10)
     memory_waiters=1000000
     memory_repeats=3
+    readwrite=()
+    readwrite_text="full"
     run_text="full (2 forks, 5 x 1 s warm-up, 5 x 1 s measurement, every parameter; cancellation 5 warm-up + 10 measured invocations per fork; memory 1,000,000 waiters, median of 3)"
     ;;
   smoke)
@@ -42,18 +56,44 @@ case "$mode" in
     cancel=(-f 1 -wi 1 -i 1)
     memory_waiters=100000
     memory_repeats=1
+    readwrite=(-p sections=10000)
+    readwrite_text="SMOKE (no warm-up, 10,000 sections): checks that everything runs; the figures are NOT meaningful"
     run_text="SMOKE (1 fork, no warm-up, one 200 ms iteration, tiny sizes, on a shared busy machine): checks that everything runs; the figures are NOT meaningful"
+    ;;
+  readwrite)
+    common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
+    readwrite_text="readwrite (only these benchmarks, with the full settings)"
     ;;
   distributed)
     ;;
   *)
-    echo "usage: $0 quick|full|smoke|distributed" >&2
+    echo "usage: $0 quick|full|smoke|distributed|readwrite" >&2
     exit 2
     ;;
 esac
 
+# True if the local Maven repository has every module this one depends on, at the version of the root pom, and
+# the installed core has ReadWriteLock.
+installed() {
+  local repo="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}/dev/semaphore"
+  local v
+  v="$(sed -n 's:^  <version>\(.*\)</version>.*:\1:p' "$root/pom.xml" | head -1)"
+  [ -n "$v" ] && [ -f "$repo/semaphore-parent/$v/semaphore-parent-$v.pom" ] \
+    && [ -f "$repo/semaphore-java-api/$v/semaphore-java-api-$v.jar" ] \
+    && [ -f "$repo/semaphore-redis/$v/semaphore-redis-$v.jar" ] \
+    && [ -f "$repo/semaphore-redis/$v/semaphore-redis-$v-tests.jar" ] \
+    && [ -f "$repo/semaphore-core/$v/semaphore-core-$v.jar" ] \
+    && jar tf "$repo/semaphore-core/$v/semaphore-core-$v.jar" | grep -qx 'dev/semaphore/ReadWriteLock.class'
+}
+
 echo "== build"
-if grep -q '<module>semaphore-benchmarks</module>' "$root/pom.xml"; then
+if [ "$mode" = readwrite ] && installed; then
+  # Only this module, against the installed core, Java API and redis modules (another build may be using the
+  # other modules' target directories). Run `mvn install -DskipTests` first if the installed ones are older
+  # than the sources.
+  echo "(semaphore-benchmarks alone, against the modules installed in the local Maven repository)"
+  mvn -B -q -f "$root/pom.xml" -pl semaphore-benchmarks package -DskipTests
+elif grep -q '<module>semaphore-benchmarks</module>' "$root/pom.xml"; then
   mvn -B -q -f "$root/pom.xml" -pl semaphore-benchmarks -am package -DskipTests
 else
   # Not yet a module of the root pom: install the parent, core and the Java API, then package this module alone.
@@ -89,6 +129,27 @@ if [ "$mode" = distributed ]; then
   exit 0
 fi
 
+# The ReadWriteLock benchmarks: ours and its three peers in one JMH run (the ratios come from one run).
+run_readwrite() {
+  echo "== read-write lock (ReadWriteBenchmark, ReadWriteThreadsBenchmark)"
+  java -jar "$jar" 'dev.semaphore.benchmarks.ReadWrite(Threads)?Benchmark' "${common[@]}" ${readwrite[@]+"${readwrite[@]}"} \
+    -rf json -rff "$out/readwrite.json"
+}
+
+if [ "$mode" = readwrite ]; then
+  mkdir -p "$out"
+  readwrite=()
+  run_readwrite
+  echo "== report"
+  # Writes docs/benchmarks-readwrite.md + .png, and replaces the ReadWriteLock section of docs/benchmarks.md
+  # (placed before the distributed section); every other section stays as the last quick/full/distributed run
+  # wrote it. BenchmarkReport carries benchmarks-readwrite.md along when it regenerates benchmarks.md.
+  java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.ReadWriteReport --json "$out/readwrite.json" \
+    --out "$root/docs/benchmarks-readwrite.md" --chart "$root/docs/benchmarks-readwrite.png" --run "$readwrite_text" \
+    --splice "$root/docs/benchmarks.md"
+  exit 0
+fi
+
 rm -rf "$out"
 mkdir -p "$out"
 
@@ -100,6 +161,8 @@ echo "== contended, hand-over, priority, Java futures"
 java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|HandoffBenchmark|PriorityBenchmark|FuturesContendedBenchmark)' \
   "${common[@]}" ${contended[@]+"${contended[@]}"} -rf json -rff "$out/contended.json"
 
+run_readwrite
+
 echo "== cancellation"
 java -jar "$jar" 'dev.semaphore.benchmarks.CancellationBenchmark' "${cancel[@]}" -rf json -rff "$out/cancellation.json"
 
@@ -109,6 +172,9 @@ java -XX:+UseSerialGC -Xms3g -Xmx3g -cp "$jar" dev.semaphore.benchmarks.MemoryPe
   "$memory_waiters" "$out/memory.json" "$memory_repeats"
 
 echo "== report"
+# First the ReadWriteLock section (its own file, which BenchmarkReport then includes before the distributed one).
+java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.ReadWriteReport --json "$out/readwrite.json" \
+  --out "$root/docs/benchmarks-readwrite.md" --chart "$root/docs/benchmarks-readwrite.png" --run "$readwrite_text"
 java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.BenchmarkReport \
   --out "$root/docs/benchmarks.md" --chart "$root/docs/benchmarks-ratios.png" \
   --memory "$out/memory.json" --run "$run_text" \

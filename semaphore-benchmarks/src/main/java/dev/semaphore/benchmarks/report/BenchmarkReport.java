@@ -148,6 +148,11 @@ public final class BenchmarkReport {
         writeChart(ratios, chart);
         String chartLink = out.toAbsolutePath().getParent().relativize(chart.toAbsolutePath()).toString().replace('\\', '/');
         String md = markdown(byClass, ratios, mem, rows.get(0).raw(), run, chartLink);
+        // The ReadWriteLock rows are written by ReadWriteReport into their own file (by `run.sh readwrite`, and by
+        // `run.sh full` before this report); the report carries them along, before the distributed rows, so
+        // regenerating the other local rows does not drop them. Same directory, so its chart link works here too.
+        Path readWrite = out.toAbsolutePath().resolveSibling("benchmarks-readwrite.md");
+        if (Files.exists(readWrite)) md += "\n" + Files.readString(readWrite);
         // The distributed rows (semaphore-redis vs Redisson) are measured by `run.sh distributed` and written by
         // DistributedReport into their own file; the report carries them along, so regenerating the local rows does
         // not drop them. That file sits next to this one, so its relative chart link works here too.
