@@ -1,6 +1,7 @@
 package dev.semaphore.examples;
 
 import dev.semaphore.async.AsyncPrioritySemaphore;
+import dev.semaphore.async.AsyncReadWriteLock;
 import dev.semaphore.async.AsyncSemaphore;
 import dev.semaphore.async.Permit;
 import java.time.Duration;
@@ -29,6 +30,7 @@ public final class JavaDemo {
         timeout();
         cancellation();
         blockingOnThreads();
+        readWrite();
         System.out.println("All claims above were checked.");
     }
 
@@ -156,6 +158,49 @@ public final class JavaDemo {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * AsyncReadWriteLock: readers share it, a queued writer holds back the reader after it, and an
+     * upgrade that times out keeps the upgradable read, so the caller can try again.
+     */
+    private static void readWrite() {
+        AsyncReadWriteLock lock = AsyncReadWriteLock.create();
+        Permit first = lock.readLock().join();
+        Permit second = lock.readLock().join();
+        CompletableFuture<Permit> writer = lock.writeLock();
+        CompletableFuture<Permit> lateReader = lock.readLock();
+        check(!writer.isDone() && !lateReader.isDone(), "the writer waits for the readers, the late reader for the writer");
+        System.out.println("Read-write: 2 readers share the lock; a writer and a later reader wait in line;");
+        first.close();
+        second.close();
+        Permit write = writer.join();
+        check(!lateReader.isDone(), "the late reader waits for the writer");
+        write.close();
+        lateReader.join().close();
+        System.out.println("  the writer went first, then the late reader.");
+
+        Permit reader = lock.readLock().join();
+        try (Permit upgradable = lock.upgradableReadLock().join()) {
+            CompletableFuture<Permit> tooSoon = lock.upgrade(upgradable, Duration.ofMillis(20));
+            check(failedWith(tooSoon, TimeoutException.class), "the upgrade times out while another reader holds on");
+            System.out.println("  an upgrade timed out while another reader held on, and the upgradable read stayed held;");
+            reader.close();
+            try (Permit upgraded = lock.upgrade(upgradable).join()) {
+                check(lock.asKotlin().isWriteLocked(), "the upgrade is the write hold");
+                System.out.println("  once that reader left, the same upgradable read became the write hold.");
+            }
+        }
+        check(!lock.asKotlin().isWriteLocked() && lock.asKotlin().getReadHolds() == 0, "the lock is free again");
+    }
+
+    private static boolean failedWith(CompletableFuture<?> future, Class<? extends Throwable> type) {
+        try {
+            future.join();
+            return false;
+        } catch (CompletionException e) {
+            return type.isInstance(e.getCause());
         }
     }
 }

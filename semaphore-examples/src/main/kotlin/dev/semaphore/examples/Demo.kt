@@ -1,12 +1,17 @@
 /*
  * The demo the README's first command runs: a Semaphore throttling coroutines, a PrioritySemaphore
- * serving urgent work first, a timeout, and a cancellation, each printed in a few lines.
+ * serving urgent work first, a timeout, a cancellation, and a ReadWriteLock (readers together, a
+ * queued writer holding back later readers, an upgrade), each printed in a few lines. The read-write
+ * scene checks its claims: a false one ends the program with an exception (and CI fails).
  */
 package dev.semaphore.examples
 
 import dev.semaphore.PrioritySemaphore
+import dev.semaphore.ReadWriteLock
 import dev.semaphore.Semaphore
 import dev.semaphore.withPermit
+import dev.semaphore.withReadLock
+import dev.semaphore.withUpgradableReadLock
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
@@ -17,13 +22,14 @@ import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.measureTime
 
-/** Runs the four scenes of the demo. */
+/** Runs the five scenes of the demo. */
 fun main(): Unit = runBlocking {
     println("== semaphore demo ==")
     throttling()
     priorities()
     timeout()
     cancellation()
+    readWrite()
     println("== done ==")
 }
 
@@ -88,4 +94,37 @@ private suspend fun cancellation() = coroutineScope {
     small.join()
     semaphore.release(2)
     println("   after cancelling the big one: queue ${semaphore.queueLength}, permits ${semaphore.availablePermits}/3")
+}
+
+/**
+ * A cache behind a ReadWriteLock: two readers share it; a writer queues behind them and the reader
+ * that comes after the writer waits for it (no writer starvation); then an upgradable reader fills a
+ * missing entry without letting a writer in between.
+ */
+private suspend fun readWrite() = coroutineScope {
+    val lock = ReadWriteLock()
+    val cache = mutableMapOf("a" to 1)
+    val events = mutableListOf<String>()
+    lock.lockRead()
+    lock.lockRead() // two readers hold it together
+    val writer = launch { lock.lockWrite(); events += "writer"; cache["a"] = 2; lock.unlockWrite() }
+    yield()
+    val lateReader = launch { lock.withReadLock { events += "late reader saw a=${cache["a"]}" } }
+    yield()
+    check(lock.readHolds == 2 && lock.queueLength == 2) { "expected 2 readers and 2 queued: $lock" }
+    println("5. read-write: ${lock.readHolds} readers share the lock; a writer and a later reader wait (queue ${lock.queueLength})")
+    lock.unlockRead()
+    lock.unlockRead()
+    writer.join()
+    lateReader.join()
+    check(events == listOf("writer", "late reader saw a=2")) { "served out of order: $events" }
+    println("   served in order: ${events.joinToString(", ")}")
+    val value = lock.withUpgradableReadLock {
+        cache["b"] ?: run {
+            lock.upgrade() // the readers inside finish first; no writer gets in between
+            cache.getOrPut("b") { 42 }
+        }
+    }
+    check(value == 42 && !lock.isWriteLocked && lock.readHolds == 0) { "after the upgrade: $lock" }
+    println("   an upgradable reader found b missing, upgraded and stored b=$value; the lock is free again: ${lock.readHolds == 0 && !lock.isWriteLocked}")
 }
