@@ -26,7 +26,7 @@
  * kind of hold it ends (unlockRead during a write hold would pass the engine's over-release check).
  *
  * Rules of this front-end, on top of the engine's invariants (as Lock.kt's L1-L4 are for Lock):
- * RW1  The holds word (plain read holds, UPGRADABLE, UPGRADING, WRITER) is the truth for every query
+ * RW1  The holds word (plain read holds, UPGRADABLE, TRYING, UPGRADING, WRITER) is the truth for every query
  *     and every misuse check, and the linearization point of every operation.
  * RW2  Taking records after the engine gave the permits: a grant from the queue records under the
  *     queue's lock, in the same step (the request's Grantee, W4); the fast path records right after
@@ -43,12 +43,17 @@
  *     that is recorded. A hand-back (W3), and a timed acquisition cancelled at the moment of its
  *     success, end their hold only if one of its kind is still recorded, and release only if they
  *     ended one (another caller may have ended it already).
- * RW5  UPGRADING marks an upgrade in progress. upgrade() sets it (checking that UPGRADABLE is held and
- *     no upgrade is in progress); its grant turns UPGRADABLE|UPGRADING into WRITER in one step; an
- *     upgrade() that leaves without being granted clears it. While it is set, unlockUpgradableRead
- *     and a second upgrade() throw, so the U permits stay held under the queued upgrade. The
- *     hand-back of an upgrade's grant turns WRITER back into UPGRADABLE and releases N - U: a
- *     cancelled upgrade keeps the upgradable read.
+ * RW5  An upgrade's first step is TRYING, set by beginUpgrade (checking that UPGRADABLE is held and no
+ *     upgrade is in progress) and always short: it ends, without waiting for anyone, in the write
+ *     hold (the grant turns UPGRADABLE|TRYING into WRITER in one step), in nothing (an upgrade that
+ *     only tries now clears it), or in UPGRADING (the engine queued the request: the grantee's queued
+ *     callback switches TRYING to UPGRADING under the engine's lock, W4). An operation that meets
+ *     TRYING waits for that step (spinWait) and looks again, so an upgrade that does not wait looks
+ *     atomic to every other caller. UPGRADING marks an upgrade that waits in line; its grant turns
+ *     UPGRADABLE|UPGRADING into WRITER in one step, and an upgrade that leaves without being granted
+ *     clears it. While it is set, unlockUpgradableRead and a second upgrade() throw, so the U permits
+ *     stay held under the queued upgrade. The hand-back of an upgrade's grant turns WRITER back into
+ *     UPGRADABLE and releases N - U: a cancelled upgrade keeps the upgradable read.
  */
 package dev.semaphore
 
@@ -389,8 +394,13 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
             waiterQueue.acquireWithin(upgradablePermits, 0, upgradableRequests, timeout) { endUpgradable() }
 
     override fun unlockUpgradableRead() {
+        var step = 0
         while (true) {
             val h = holds.load()
+            if (h and TRYING != 0L) { // RW5: an upgrade's first step, short
+                spinWait(step++)
+                continue
+            }
             check(h and UPGRADABLE != 0L) {
                 "unlockUpgradableRead() without the upgradable read: ${whyNoUpgradable(h)}"
             }
@@ -407,11 +417,8 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         val request = UpgradeRequest()
         var upgraded = false
         try {
-            if (waiterQueue.tryAcquire(upgradePermits, UPGRADE_PRIORITY)) {
-                recordUpgrade()
-            } else {
-                waiterQueue.acquireSuspending(upgradePermits, UPGRADE_PRIORITY, request)
-            }
+            // Offered to the engine at once: granted, or queued (RW5: TRYING becomes UPGRADING under its lock).
+            waiterQueue.acquireSuspending(upgradePermits, UPGRADE_PRIORITY, request)
             upgraded = true
         } finally {
             if (!upgraded && !request.wasGranted) endUpgradeAttempt()
@@ -423,8 +430,11 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         val request = UpgradeRequest()
         var upgraded = false
         try {
-            upgraded = tryTakeUpgrade() ||
+            upgraded = if (timeout.isPositive()) {
                 waiterQueue.acquireWithin(upgradePermits, UPGRADE_PRIORITY, request, timeout) { undoUpgrade() }
+            } else {
+                tryTakeUpgrade()
+            }
             return upgraded
         } finally {
             if (!upgraded && !request.wasGranted) endUpgradeAttempt()
@@ -520,11 +530,19 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         }
     }
 
-    /** RW5: UPGRADABLE|UPGRADING become WRITER, in one step. */
+    /** RW5: UPGRADABLE|TRYING or UPGRADABLE|UPGRADING become WRITER, in one step. */
     private fun recordUpgrade() {
         while (true) {
             val h = holds.load()
-            if (holds.cas(h, (h and (UPGRADABLE or UPGRADING).inv()) or WRITER)) return
+            if (holds.cas(h, (h and (UPGRADABLE or UPGRADING or TRYING).inv()) or WRITER)) return
+        }
+    }
+
+    /** RW5: the engine queued the upgrade (under its lock): TRYING becomes UPGRADING. */
+    private fun markUpgrading() {
+        while (true) {
+            val h = holds.load()
+            if (holds.cas(h, (h and TRYING.inv()) or UPGRADING)) return
         }
     }
 
@@ -568,15 +586,20 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         waiterQueue.release(upgradePermits)
     }
 
-    /** RW5: marks an upgrade in progress, or throws (nothing changed) if [operation] is misuse. */
+    /** RW5: starts an upgrade (TRYING), or throws (nothing changed) if [operation] is misuse. */
     internal fun beginUpgrade(operation: String) {
+        var step = 0
         while (true) {
             val h = holds.load()
+            if (h and TRYING != 0L) { // another caller's first step, short
+                spinWait(step++)
+                continue
+            }
             check(h and UPGRADABLE != 0L) { "$operation without the upgradable read: ${whyNoUpgradable(h)}" }
             check(h and UPGRADING == 0L) {
                 "$operation while another upgrade of the upgradable read is in progress (${describe(h)})"
             }
-            if (holds.cas(h, h or UPGRADING)) return
+            if (holds.cas(h, h or TRYING)) return
         }
     }
 
@@ -584,7 +607,7 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
     internal fun endUpgradeAttempt() {
         while (true) {
             val h = holds.load()
-            if (holds.cas(h, h and UPGRADING.inv())) return
+            if (holds.cas(h, h and (UPGRADING or TRYING).inv())) return
         }
     }
 
@@ -624,13 +647,15 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
             undoUpgrade()
             afterHandBack?.invoke()
         }
+
+        override fun queued(w: PermitWaiter) = markUpgrading()
     }
 
     // ---- messages ----
 
     private fun describe(h: Long): String =
         "readHolds=${readHoldsOf(h)}, isWriteLocked=${h and WRITER != 0L}, " +
-            "upgradable read held=${h and UPGRADABLE != 0L}, upgrading=${h and UPGRADING != 0L}"
+            "upgradable read held=${h and UPGRADABLE != 0L}, upgrading=${h and (UPGRADING or TRYING) != 0L}"
 
     private fun whyNoRead(h: Long): String = when {
         h and WRITER != 0L -> "the lock is write-locked (end the write hold with unlockWrite()); ${describe(h)}"
@@ -655,11 +680,12 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         /** The upgrade's priority: above the 0 of every other request, so it is served first. */
         const val UPGRADE_PRIORITY: Int = 1
 
-        // The holds word: plain read holds in bits 0..31 (at most N <= 2^30), then three flags.
+        // The holds word: plain read holds in bits 0..31 (at most N <= 2^30), then four flags.
         const val READS: Long = 0xFFFF_FFFFL
         const val UPGRADABLE: Long = 1L shl 32
         const val UPGRADING: Long = 1L shl 33
         const val WRITER: Long = 1L shl 34
+        const val TRYING: Long = 1L shl 35
 
         // The kinds of hold that tryTake takes.
         private const val READ = 0

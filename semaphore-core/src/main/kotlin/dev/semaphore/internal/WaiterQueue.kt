@@ -70,7 +70,9 @@
  *     requester or handed back, never both, never neither.
  * W4  The front-end on whose behalf a waiter asks is its Grantee: told of the grant under the lock
  *     (a Lock records its holder there, a ReadWriteLock its holds, in the same step as the grant),
- *     and the one that takes a hand-back (a Lock clears that holder first). Callbacks of waiters
+ *     and the one that takes a hand-back (a Lock clears that holder first). It is also told, under
+ *     the lock, when an offered waiter is queued instead of granted (a ReadWriteLock marks its
+ *     upgrade as waiting there). Callbacks of waiters
  *     and grantees are short, do not throw, and do not call back into the queue while it is locked.
  */
 package dev.semaphore.internal
@@ -89,6 +91,9 @@ internal interface Grantee {
 
     /** [w] was granted but its requester went away before taking the permits (W3): give them back. */
     fun handBack(w: PermitWaiter)
+
+    /** [w] was offered and queued instead of granted, under the queue's lock (W4). */
+    fun queued(w: PermitWaiter) {}
 }
 
 /**
@@ -251,6 +256,7 @@ internal class WaiterQueue(
             } else {
                 order.add(waiter, now)
                 waiter.status = PermitWaiter.QUEUED
+                waiter.grantee.queued(waiter) // W4
                 false
             }
         }
