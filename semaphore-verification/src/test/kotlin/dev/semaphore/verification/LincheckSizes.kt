@@ -15,8 +15,9 @@
  *
  * Scenario shape: 3 threads x 2 operations, 1 operation before and 1 after the parallel part.
  * The fixed regression scenarios (LockRegressionTest) get 2000 model-checking invocations each
- * (10,000 under -Pstress); the fixed ReadWriteLock scenarios (ReadWriteLockScenariosTest) 200 each
- * (1,000 under -Pstress), because each of their invocations runs several queued waiters.
+ * (10,000 under -Pstress); the fixed ReadWriteLock scenarios 100 each in ReadWriteLockScenariosTest
+ * and 150 in ReadWriteFutureLincheckTest (5x under -Pstress), because each of their invocations runs
+ * several queued waiters (the regressions among them fail well within that on the code before their fix).
  * The model-checking numbers are small because the engine's slow path goes through a ReentrantLock,
  * which Lincheck explores event by event: on a loaded 2-core machine one invocation costs ~40 ms.
  */
