@@ -16,22 +16,15 @@ package dev.semaphore.verification
 
 import dev.semaphore.Lock
 import kotlinx.coroutines.CancellationException
-import kotlinx.coroutines.coroutineScope
-import kotlinx.coroutines.joinAll
-import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
-import kotlinx.coroutines.withContext
-import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.yield
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
-import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.milliseconds
-import kotlin.time.Duration.Companion.seconds
 
 class LockStressTest {
     @Test
@@ -44,7 +37,6 @@ class LockStressTest {
         val tally = Tally()
         val board = CancelBoard(workers)
         val dog = Watchdog()
-        val done = AtomicBoolean(false)
         val selfCheckFailures = AtomicInteger()
         val spuriousAlreadyHeld = AtomicInteger()
         val firstSpurious = java.util.concurrent.atomic.AtomicReference<String?>(null)
@@ -83,37 +75,11 @@ class LockStressTest {
             }
         }
 
-        fourThreads().use { threads ->
-            withContext(threads) {
-                coroutineScope {
-                    val canceller = with(board) { launchCanceller(perMilli = 2) { done.get() } }
-                    val watchdog = with(dog) {
-                        launchWatchdog({ done.get() }) {
-                            val locked = lock.isLocked
-                            val q = lock.queueLength
-                            if (!locked && q > 0) "not locked with queueLength=$q ($lock)" else null
-                        }
-                    }
-                    val jobs = List(workers) { i ->
-                        launch {
-                            repeat(rounds) {
-                                val job = launch { attempt(i) }
-                                board.put(i, job)
-                                job.join()
-                            }
-                        }
-                    }
-                    val finished = withTimeoutOrNull(120.seconds) { jobs.joinAll() }
-                    done.set(true)
-                    if (finished == null) {
-                        jobs.forEach { it.cancel() }
-                        throw AssertionError("Lock: workers stranded (K3): $tally, $lock")
-                    }
-                    canceller.join()
-                    watchdog.join()
-                }
-            }
-        }
+        runStorm(workers, rounds, board, dog, stuck = {
+            val locked = lock.isLocked
+            val q = lock.queueLength
+            if (!locked && q > 0) "not locked with queueLength=$q ($lock)" else null
+        }, state = { "Lock (K3): $tally, $lock" }) { i -> attempt(i) }
 
         assertEquals(0, gauge.violationCount, "K1: ${gauge.firstViolation}")
         assertEquals(0, spuriousAlreadyHeld.get(),

@@ -26,13 +26,8 @@ import dev.semaphore.downgrade
 import dev.semaphore.lockAsync
 import dev.semaphore.upgradeAsync
 import kotlinx.coroutines.CancellationException
-import kotlinx.coroutines.coroutineScope
-import kotlinx.coroutines.joinAll
-import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.suspendCancellableCoroutine
-import kotlinx.coroutines.withContext
-import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.yield
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
@@ -42,13 +37,11 @@ import java.util.concurrent.CompletableFuture
 import java.util.concurrent.CompletionException
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
-import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.coroutines.resume
 import kotlin.coroutines.resumeWithException
 import kotlin.time.Duration.Companion.milliseconds
-import kotlin.time.Duration.Companion.seconds
 
 class ReadWriteLockStressTest {
     /** The holds inside their sections, by kind (RS1). */
@@ -114,7 +107,6 @@ class ReadWriteLockStressTest {
         val counts = Counts()
         val board = CancelBoard(workers)
         val dog = Watchdog()
-        val done = AtomicBoolean(false)
 
         fun kindOf(): HoldKind = when (rnd(0, 10)) {
             in 0..5 -> HoldKind.READ
@@ -240,35 +232,11 @@ class ReadWriteLockStressTest {
             }
         }
 
-        fourThreads().use { threads ->
-            withContext(threads) {
-                coroutineScope {
-                    val canceller = with(board) { launchCanceller(perMilli = 2) { done.get() } }
-                    val watchdog = with(dog) {
-                        launchWatchdog({ done.get() }) {
-                            val q = lock.queueLength
-                            if (q > 0 && lock.readHolds == 0 && !lock.isWriteLocked) "nothing held with queueLength=$q ($lock)" else null
-                        }
-                    }
-                    val jobs = List(workers) { i ->
-                        launch {
-                            repeat(rounds) {
-                                val job = launch { if (i % 3 == 0) futureAttempt() else coroutineAttempt() }
-                                board.put(i, job)
-                                job.join()
-                            }
-                        }
-                    }
-                    val finished = withTimeoutOrNull(120.seconds) { jobs.joinAll() }
-                    done.set(true)
-                    if (finished == null) {
-                        jobs.forEach { it.cancel() }
-                        throw AssertionError("ReadWriteLock: workers stranded (RS3): $counts, $lock")
-                    }
-                    canceller.join()
-                    watchdog.join()
-                }
-            }
+        runStorm(workers, rounds, board, dog, stuck = {
+            val q = lock.queueLength
+            if (q > 0 && lock.readHolds == 0 && !lock.isWriteLocked) "nothing held with queueLength=$q ($lock)" else null
+        }, state = { "ReadWriteLock (RS3): $counts, $lock" }) { i ->
+            if (i % 3 == 0) futureAttempt() else coroutineAttempt()
         }
 
         assertEquals(0, inside.violations.get(), "RS1: ${inside.first}; $counts")

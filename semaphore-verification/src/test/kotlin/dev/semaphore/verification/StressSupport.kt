@@ -16,14 +16,20 @@ import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.ExecutorCoroutineDispatcher
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.asCoroutineDispatcher
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.isActive
+import kotlinx.coroutines.joinAll
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeoutOrNull
 import java.util.concurrent.Executors
 import java.util.concurrent.ThreadLocalRandom
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicLong
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicReferenceArray
+import kotlin.time.Duration.Companion.seconds
 
 /** A pool of 4 real threads (the brief's "fixed pool of 4"); close it after use. */
 fun fourThreads(): ExecutorCoroutineDispatcher = Executors.newFixedThreadPool(4) { r ->
@@ -112,6 +118,48 @@ class Watchdog(private val samples: Int = 8, private val periodMs: Long = 3) {
             streak = if (s != null) streak + 1 else 0
             if (streak >= samples && failure == null) failure = "stuck for $samples samples ${periodMs}ms apart: $s"
             delay(periodMs)
+        }
+    }
+}
+
+/**
+ * Runs a storm on [fourThreads]: [workers] workers each make [rounds] attempts, `attempt(i)` each in a
+ * job of its own that the [board]'s canceller may cancel (about 2 per millisecond), while [dog]
+ * samples [stuck] (H2). Throws if the workers do not all finish within 120 s (stranded), with [state].
+ */
+suspend fun runStorm(
+    workers: Int,
+    rounds: Int,
+    board: CancelBoard,
+    dog: Watchdog,
+    stuck: () -> String?,
+    state: () -> String,
+    attempt: suspend (worker: Int) -> Unit,
+) {
+    val done = AtomicBoolean(false)
+    fourThreads().use { threads ->
+        withContext(threads) {
+            coroutineScope {
+                val canceller = with(board) { launchCanceller(perMilli = 2) { done.get() } }
+                val watchdog = with(dog) { launchWatchdog({ done.get() }, stuck) }
+                val jobs = List(workers) { i ->
+                    launch {
+                        repeat(rounds) {
+                            val job = launch { attempt(i) }
+                            board.put(i, job)
+                            job.join()
+                        }
+                    }
+                }
+                val finished = withTimeoutOrNull(120.seconds) { jobs.joinAll() }
+                done.set(true)
+                if (finished == null) {
+                    jobs.forEach { it.cancel() }
+                    throw AssertionError("workers stranded: ${state()}")
+                }
+                canceller.join()
+                watchdog.join()
+            }
         }
     }
 }
