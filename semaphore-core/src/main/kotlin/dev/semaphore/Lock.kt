@@ -5,9 +5,11 @@
  * Invariants (on top of WaiterQueue's):
  * L1  The queue's one permit is taken while the lock is held. `holder` is the truth for every query
  *     and the linearization point of every operation: FREE, NO_OWNER (taken on the fast path without
- *     owner), an owner object (taken on the fast path by that owner), or a Hold (taken through the
- *     queue, or by a JVM caller): one acquisition with its own identity and its owner. isLocked is
- *     `holder != FREE`; holdsLock(o) is `ownerOf(holder) === o`.
+ *     owner), an owner object (taken on the fast path by that owner), a Hold (taken through the
+ *     queue, or by a JVM caller): one acquisition with its own identity and its owner, or the
+ *     PermitWaiter of an owner-less lock() that queued (the waiter is already one acquisition with
+ *     its own identity, so no Hold is allocated for it). isLocked is `holder != FREE`; holdsLock(o)
+ *     is `ownerOf(holder) === o`.
  * L2  Taking: a grant from the queue records its Hold under the queue's lock (Hold.granted), in the
  *     same step as the grant; the fast path records right after its CAS on the permit. Giving back:
  *     every unlock clears the holder by CAS first, then releases the permit, so of two racing unlocks
@@ -137,7 +139,16 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
     override val queueLength: Int get() = waiterQueue.queueLength
 
     override suspend fun lock(owner: Any?) {
-        if (!tryLock(owner)) waiterQueue.acquireSuspending(1, 0, Hold(owner))
+        if (!tryLock(owner)) waiterQueue.acquireSuspending(1, 0, if (owner == null) ownerless else Hold(owner))
+    }
+
+    /** The grantee of every owner-less lock() that queues: the waiter is the hold (L1, L2, L4). */
+    private val ownerless = object : Grantee {
+        override fun granted(w: PermitWaiter) = holder.store(w)
+
+        override fun handBack(w: PermitWaiter) {
+            if (holder.cas(w, FREE)) waiterQueue.release(1)
+        }
     }
 
     override fun tryLock(owner: Any?): Boolean = tryTake(owner, owner ?: NO_OWNER)
@@ -203,7 +214,7 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
 
         fun ownerOf(h: Any): Any? = when {
             h is Hold -> h.owner
-            h === FREE || h === NO_OWNER -> null
+            h === FREE || h === NO_OWNER || h is PermitWaiter -> null
             else -> h
         }
 

@@ -37,20 +37,18 @@ private class SuspendWaiter(
     /** Set once, inside suspendCancellableCoroutine, before the waiter is offered to the queue. */
     lateinit var cont: CancellableContinuation<Any?>
 
-    /** The token of a successful claim (W1), read by onGranted after the lock is released. */
-    private var resumeToken: Any? = null
-
     /** This waiter as the prompt-cancellation hook of resume (typed, to pick the 3-argument overload). */
     val handBackOnCancel: (Throwable, Any?, CoroutineContext) -> Unit get() = this
 
     @OptIn(InternalCoroutinesApi::class)
     override fun tryClaim(): Boolean {
-        resumeToken = cont.tryResume(Unit, null, handBackOnCancel)
-        return resumeToken != null
+        val token = cont.tryResume(Unit, null, handBackOnCancel) ?: return false
+        slot = token // read by onGranted after the lock is released
+        return true
     }
 
     @OptIn(InternalCoroutinesApi::class)
-    override fun onGranted() = cont.completeResume(resumeToken!!)
+    override fun onGranted() = cont.completeResume(slot!!)
 
     override fun onFailed(cause: Throwable) = cont.resumeWithException(cause)
 

@@ -3,8 +3,8 @@
  * owning WaiterQueue's lock held, so nothing here is thread-safe on its own.
  *
  * Invariants (checked by the tests through WaiterQueue):
- * - A waiter is in at most one WaiterList at a time, and `waiter.list` names that list (null when
- *   it is in none). `prev`/`next` link it to its neighbours; `head.prev == null`, `tail.next == null`.
+ * - A waiter is in at most one WaiterList at a time (FifoOrder's one list, or the Level of its
+ *   priority). `prev`/`next` link it to its neighbours; `head.prev == null`, `tail.next == null`.
  * - Link, unlink and the size count are O(1); nothing walks a list to find a waiter.
  * - FifoOrder: one list; the head is the longest-waiting waiter.
  * - PriorityOrder: one non-empty Level (a WaiterList) per priority in use, found by a hash map, and a
@@ -35,7 +35,6 @@ internal open class WaiterList {
         val t = tail
         w.prev = t
         w.next = null
-        w.list = this
         if (t == null) head = w else t.next = w
         tail = w
         size++
@@ -48,7 +47,6 @@ internal open class WaiterList {
         if (n == null) tail = p else n.prev = p
         w.prev = null
         w.next = null
-        w.list = null
         size--
     }
 }
@@ -114,7 +112,7 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder() {
     override fun peek(): PermitWaiter? = if (heapSize == 0) null else heap[0]!!.head
 
     override fun add(w: PermitWaiter, now: Long) {
-        w.enqueuedAt = now
+        if (agingNanos > 0) w.slot = now // only aging reads it (enqueuedAt); boxed, so a FIFO waiter stays small
         var level = levels[w.priority]
         if (level == null) {
             level = Level(w.priority)
@@ -128,7 +126,7 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder() {
     }
 
     override fun remove(w: PermitWaiter) {
-        val level = w.list as Level
+        val level = levels[w.priority]!!
         val wasHead = level.head === w
         level.unlink(w)
         count--
@@ -146,10 +144,13 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder() {
         if (heapSize == 0) return true
         val top = heap[0]!!.head!!
         // The newcomer is younger than anyone queued, so on a tie it loses (strictly before needed).
-        return before(priority, now, top.priority, top.enqueuedAt)
+        return before(priority, now, top.priority, enqueuedAt(top))
     }
 
     override fun countAt(priority: Int): Int = levels[priority]?.size ?: 0
+
+    /** A queued waiter's enqueue time: kept in its slot with aging; without aging every time is 0. */
+    private fun enqueuedAt(w: PermitWaiter): Long = if (agingNanos > 0) w.slot as Long else 0L
 
     /** True if a waiter (p1, t1) is served strictly before (p2, t2). */
     private fun before(p1: Int, t1: Long, p2: Int, t2: Long): Boolean {
@@ -170,7 +171,7 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder() {
     private fun levelBefore(a: Level, b: Level): Boolean {
         val ha = a.head!!
         val hb = b.head!!
-        return before(ha.priority, ha.enqueuedAt, hb.priority, hb.enqueuedAt)
+        return before(ha.priority, enqueuedAt(ha), hb.priority, enqueuedAt(hb))
     }
 
     private fun heapInsert(level: Level) {

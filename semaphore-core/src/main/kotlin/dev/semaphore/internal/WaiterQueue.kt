@@ -116,9 +116,17 @@ internal abstract class PermitWaiter(
 
     /** The next waiter in its list while queued; once granted or failed (unlinked), the next in the wake chain. */
     var next: PermitWaiter? = null
-    var list: WaiterList? = null
-    var enqueuedAt: Long = 0L
-    var failure: Throwable? = null
+
+    /**
+     * One reference whose meaning follows the status (one field instead of three keeps a waiter at
+     * 48 bytes): while QUEUED in an aging PriorityOrder, the enqueue time (a Long); between a
+     * successful claim and onGranted, whatever the subclass keeps for its claim (W1); once FAILED,
+     * the failure.
+     */
+    var slot: Any? = null
+
+    /** The failure, once FAILED. */
+    val failure: Throwable? get() = if (status == FAILED) slot as Throwable else null
 
     @Volatile
     var status: Int = NEW
@@ -139,7 +147,7 @@ internal abstract class PermitWaiter(
     }
 
     fun deliver() {
-        if (status == GRANTED) onGranted() else onFailed(failure!!)
+        if (status == GRANTED) onGranted() else onFailed(slot as Throwable)
     }
 
     companion object {
@@ -402,7 +410,7 @@ internal class WaiterQueue(
     }
 
     private fun failLocked(w: PermitWaiter, cause: Throwable) {
-        w.failure = cause
+        w.slot = cause
         w.status = PermitWaiter.FAILED
         appendWake(w)
     }
