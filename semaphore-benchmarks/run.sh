@@ -3,7 +3,7 @@
 # memory-per-waiter probe, and writes docs/benchmarks.md + docs/benchmarks-ratios.png.
 #
 #   semaphore-benchmarks/run.sh quick   # about 7 minutes on 2 cores: 1 fork, short iterations, fewer params
-#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 50 minutes on 2 cores)
+#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 53 minutes on 2 cores)
 #   semaphore-benchmarks/run.sh smoke   # about 4 minutes: checks that everything runs; figures meaningless
 #   semaphore-benchmarks/run.sh distributed   # about 10 minutes: semaphore-redis vs Redisson (a local redis-server);
 #                                             # writes docs/benchmarks-distributed.md + docs/benchmarks-distributed.png
@@ -153,8 +153,8 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 
-echo "== uncontended, Kotlin and Java (with -prof gc)"
-java -jar "$jar" 'dev.semaphore.benchmarks.(Java)?UncontendedBenchmark' "${common[@]}" -prof gc \
+echo "== uncontended, Kotlin (direct calls and through a one-method interface) and Java (with -prof gc)"
+java -jar "$jar" 'dev.semaphore.benchmarks.((Java)?UncontendedBenchmark|UncontendedInterfaceBenchmark)' "${common[@]}" -prof gc \
   -rf json -rff "$out/uncontended.json"
 
 echo "== contended, hand-over, priority, Java futures"

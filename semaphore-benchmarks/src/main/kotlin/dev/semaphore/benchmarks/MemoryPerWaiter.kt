@@ -9,6 +9,10 @@
  * - "none" queues bare suspended coroutines (suspendCancellableCoroutine with no primitive): the cost of
  *   the coroutine itself; for the Java futures, bare incomplete CompletableFutures. "net" = bytes per
  *   waiter minus the baseline listed before it = what the primitive adds.
+ * - "floor" (group "floor") is the public-API floor of a queued waiter (PublicApiFloor.kt, QueueFloor): a
+ *   suspendCancellableCoroutine with an invokeOnCancellation handler (one handler shared by all waiters), the
+ *   continuation held in an array the first waiter allocates. What a primitive built on kotlinx's public API
+ *   cannot avoid per waiter; the report divides it by ours and kotlinx.
  * - Readings are the least used heap over 8 successive System.gc() calls (see usedHeapAfterGc), on a JVM
  *   started with a fixed heap; each case is measured 3 times with fresh waiters and the median is kept.
  *   A run is only meaningful with a large N (default 1,000,000).
@@ -34,9 +38,9 @@ public data class MemoryCase(
 /** Measures retained heap per queued waiter (see the file comment). */
 public object MemoryPerWaiter {
     /**
-     * A case: a display name, the group whose members are compared ("semaphore", "lock", "future"), the
-     * implementation ("ours", "kotlinx", "ibm", or "none" for the baseline of the coroutine groups) and how
-     * to create the waiters, given N.
+     * A case: a display name, the group whose members are compared ("semaphore", "lock", "future", "floor"), the
+     * implementation ("ours", "kotlinx", "ibm", "floor", or "none" for the baseline of the coroutine groups) and
+     * how to create the waiters, given N.
      */
     public class Case(
         public val name: String,
@@ -57,7 +61,10 @@ public object MemoryPerWaiter {
         public fun release()
     }
 
-    /** The coroutine cases: bare coroutine (baseline), ours vs kotlinx Semaphore, ours Lock vs kotlinx Mutex. */
+    /**
+     * The coroutine cases: bare coroutine (baseline), ours vs kotlinx Semaphore, ours Lock vs kotlinx Mutex, and the
+     * public-API floor (last, so the other cases keep their places in old and new reports).
+     */
     @JvmStatic
     public fun coroutineCases(): List<Case> = listOf(
         Case("bare suspended coroutine (baseline, no primitive)", "coroutine", "none") { n ->
@@ -69,6 +76,9 @@ public object MemoryPerWaiter {
         },
         Case("ours Lock.lock (coroutine)", "lock", "ours") { n -> coroutineWaiters(Primitives.lock("ours", true), n) },
         Case("kotlinx Mutex.lock (coroutine)", "lock", "kotlinx") { n -> coroutineWaiters(Primitives.lock("kotlinx", true), n) },
+        Case("public-API floor: suspendCancellableCoroutine + invokeOnCancellation, continuation in an array", "floor", "floor") { n ->
+            coroutineWaiters(QueueFloor(held = true, capacityHint = n), n)
+        },
     )
 
     /**

@@ -4,8 +4,9 @@
  * Invariants:
  * - Every adapter forwards to exactly one public call of its primitive (acquire/lock, release/unlock),
  *   with no extra synchronization, so ours and the peers pay the same adapter cost (one interface call).
- * - Impl names are the ones the report pairs on: "ours*" are ours; "kotlinx", "plain", "none" are the
+ * - Impl names are the ones the report pairs on: "ours*" are ours; "kotlinx", "plain", "none", "floor" are the
  *   references ours is divided by (see report/BenchmarkReport.java).
+ * - "floor" is the public-API floor of a hand-off (PublicApiFloor.kt): one permit, at most one waiter.
  */
 package dev.semaphore.benchmarks
 
@@ -33,9 +34,10 @@ public object Primitives {
     /**
      * A semaphore of [permits] permits: "ours" (dev.semaphore.Semaphore) or "kotlinx"
      * (kotlinx.coroutines.sync.Semaphore), or "none" (no semaphore: acquire suspends forever, used as the
-     * memory baseline of a bare suspended coroutine). [permits] = 0 means one permit that is already held,
+     * memory baseline of a bare suspended coroutine), or "floor" (the public-API floor of a hand-off, one
+     * permit and one waiter at most: [HandoffFloor]). [permits] = 0 means one permit that is already held,
      * so every acquirer queues (a semaphore with a total of 0 would reject the request as never grantable).
-     * @throws IllegalArgumentException for an unknown [impl].
+     * @throws IllegalArgumentException for an unknown [impl], or "floor" with more than one permit.
      */
     @JvmStatic
     public fun semaphore(impl: String, permits: Int): SuspendPermits = when (impl) {
@@ -44,19 +46,25 @@ public object Primitives {
         )
         "kotlinx" -> KotlinxSemaphorePermits(if (permits == 0) KotlinxSemaphore(1, 1) else KotlinxSemaphore(permits))
         "none" -> NoPermits
-        else -> throw IllegalArgumentException("unknown semaphore impl '$impl' (expected ours, kotlinx or none)")
+        "floor" -> {
+            require(permits in 0..1) { "the hand-off floor has one permit, asked for $permits" }
+            HandoffFloor(held = permits == 0)
+        }
+        else -> throw IllegalArgumentException("unknown semaphore impl '$impl' (expected ours, kotlinx, none or floor)")
     }
 
     /**
      * A mutual-exclusion lock, free or (with [locked]) already held: "ours" (dev.semaphore.Lock) or
-     * "kotlinx" (kotlinx.coroutines.sync.Mutex).
+     * "kotlinx" (kotlinx.coroutines.sync.Mutex), or "floor" (the public-API floor of a hand-off, [HandoffFloor]:
+     * a lock is a one-permit semaphore as far as a hand-off goes).
      * @throws IllegalArgumentException for an unknown [impl].
      */
     @JvmStatic
     public fun lock(impl: String, locked: Boolean): SuspendPermits = when (impl) {
         "ours" -> OursLockPermits(OurLock(locked))
         "kotlinx" -> KotlinxMutexPermits(KotlinxMutex(locked))
-        else -> throw IllegalArgumentException("unknown lock impl '$impl' (expected ours or kotlinx)")
+        "floor" -> HandoffFloor(held = locked)
+        else -> throw IllegalArgumentException("unknown lock impl '$impl' (expected ours, kotlinx or floor)")
     }
 
     /**

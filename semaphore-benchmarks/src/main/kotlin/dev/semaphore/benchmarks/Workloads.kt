@@ -7,7 +7,8 @@
  * - contended(): every one of the `sections` critical sections runs exactly once.
  * - handoff(): the two coroutines strictly alternate (each section is entered by the other coroutine
  *   than the previous one), so every step is a real suspend-and-hand-over.
- * - the uncontended loops never suspend (checked: the coroutine must complete synchronously).
+ * - the uncontended loops (direct or through SuspendCycle) never suspend (checked: the coroutine must complete
+ *   synchronously).
  * - WaiterSet: after fill(), every coroutine is suspended in acquire; cancelSpread(k) cancels k of them,
  *   spread evenly over the line, and each cancelled coroutine has completed when it returns.
  * Work is deterministic: a per-coroutine xorshift generator drawn until a 1-in-mean value (geometric
@@ -157,6 +158,15 @@ public object Workloads {
             m.lock(null)
             m.unlock(null)
         }
+    }
+
+    /**
+     * [n] times [SuspendCycle.cycle] (acquire()+release() behind a one-method interface) inside one coroutine that
+     * must never suspend: the interface shape of the suspending loops (UncontendedInterfaceBenchmark).
+     */
+    @JvmStatic
+    public fun suspendCycleLoop(c: SuspendCycle, n: Int): Unit = runUnsuspended {
+        repeat(n) { c.cycle() }
     }
 
     /** Starts [block] on the calling thread and requires it to finish without suspending. */

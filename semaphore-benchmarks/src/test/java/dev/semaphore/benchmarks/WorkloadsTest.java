@@ -10,8 +10,17 @@ import dev.semaphore.SemaphoreKt;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
+import kotlin.coroutines.EmptyCoroutineContext;
+import kotlinx.coroutines.BuildersKt;
+import kotlinx.coroutines.CoroutineDispatcher;
+import kotlinx.coroutines.CoroutineScopeKt;
+import kotlinx.coroutines.CoroutineStart;
 import kotlinx.coroutines.Dispatchers;
+import kotlinx.coroutines.ExecutorsKt;
+import kotlinx.coroutines.Job;
 import kotlinx.coroutines.sync.MutexKt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,10 +56,83 @@ class WorkloadsTest {
         assertThrows(IllegalArgumentException.class, () -> Primitives.lock("nope", false));
         assertThrows(IllegalArgumentException.class, () -> Primitives.prioritized("priority-0", 1));
         assertThrows(IllegalArgumentException.class, () -> Primitives.prioritized("priority-x", 1));
+        assertThrows(IllegalArgumentException.class, () -> Primitives.semaphore("floor", 2), "the floor has one permit");
+        assertThrows(IllegalArgumentException.class, () -> Cycles.tryCycle("nope"));
+        assertThrows(IllegalArgumentException.class, () -> Cycles.suspendCycle("nope"));
+    }
+
+    /** Starts a coroutine on [dispatcher] that runs at once until it suspends in floor.acquire (or returns). */
+    private static Job acquireIn(SuspendPermits floor, CoroutineDispatcher dispatcher) {
+        return BuildersKt.launch(CoroutineScopeKt.CoroutineScope(dispatcher), EmptyCoroutineContext.INSTANCE,
+                CoroutineStart.UNDISPATCHED, (scope, cont) -> floor.acquire(0, cont));
+    }
+
+    @Test
+    void handoffFloorHandsThePermitBackWhenTheGranteeIsCancelledBeforeItRuns() {
+        // A dispatcher that only queues: the grantee is resumed (claimed) but does not run until we say so.
+        List<Runnable> queued = new ArrayList<>();
+        CoroutineDispatcher later = ExecutorsKt.from((Executor) queued::add);
+        HandoffFloor floor = new HandoffFloor(true);
+        Job job = acquireIn(floor, later);
+        assertEquals(1, floor.getQueued());
+        floor.release(); // claims the waiter (tryResume) and dispatches it: the permit is now the grantee's
+        assertEquals(0, floor.getQueued());
+        assertEquals(0, floor.getAvailable());
+        job.cancel(null); // prompt cancellation: cancelled after the claim, before it ran
+        new ArrayList<>(queued).forEach(Runnable::run);
+        assertTrue(job.isCancelled() && job.isCompleted(), "the grantee did not complete as cancelled");
+        assertEquals(1, floor.getAvailable(), "the permit of a grantee cancelled before it ran was not handed back");
+    }
+
+    @Test
+    void handoffFloorDropsACancelledWaiterAndServesTheOtherInOrder() {
+        HandoffFloor floor = new HandoffFloor(true);
+        WaiterSet set = new WaiterSet(floor, 2).fill(); // both queue, as in the hand-off workload
+        assertEquals(2, floor.getQueued());
+        set.cancelSpread(1); // the first in line
+        set.verifyCancelled(1);
+        assertEquals(1, floor.getQueued());
+        floor.release(); // the second one is granted, runs (Unconfined) and releases: the permit is free again
+        assertEquals(0, floor.getQueued());
+        assertEquals(1, floor.getAvailable());
+        assertThrows(IllegalStateException.class, floor::release, "over-release");
+    }
+
+    @Test
+    void queueFloorQueuesCancelsAndServesTheRest() {
+        QueueFloor floor = new QueueFloor(true, 16); // grows past its first array
+        WaiterSet set = new WaiterSet(floor, 5_000).fill();
+        assertEquals(5_000, floor.getQueued());
+        set.cancelSpread(1_000);
+        set.verifyCancelled(1_000);
+        set.cancelAll();
+        assertEquals(0, floor.getQueued());
+        floor.release(); // nobody left: the permit becomes free
+        assertEquals(1, floor.getAvailable());
+
+        QueueFloor chain = new QueueFloor(true, 4);
+        new WaiterSet(chain, 100).fill();
+        chain.release(); // each grantee releases to the next (Unconfined): all 100 run, then the permit is free
+        assertEquals(0, chain.getQueued());
+        assertEquals(1, chain.getAvailable());
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"ours", "kotlinx"})
+    @ValueSource(strings = {"ours", "kotlinx", "floor"})
+    void interfaceShapedCyclesSucceedAndGiveThePermitBack(String impl) {
+        UncontendedInterfaceBenchmark b = new UncontendedInterfaceBenchmark();
+        b.impl = impl;
+        b.setUp();
+        for (int i = 0; i < 100; i++) assertTrue(b.tryAcquireRelease());
+        b.suspendingAcquireRelease();
+        b.check();
+        TryCycle held = Cycles.tryCycle(impl);
+        assertTrue(held.cycle());
+        assertEquals(1, held.getAvailable());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ours", "kotlinx", "floor"})
     void handoffAlternatesStrictly(String impl) {
         assertEquals(2_000, Workloads.handoff(Primitives.semaphore(impl, 1), 2_000));
         assertEquals(2_000, Workloads.handoff(Primitives.lock(impl, false), 2_000));

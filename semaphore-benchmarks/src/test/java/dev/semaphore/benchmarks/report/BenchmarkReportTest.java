@@ -96,6 +96,62 @@ class BenchmarkReportTest {
         assertArrayEquals(new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}, head, "a PNG file");
     }
 
+    static String floorSample() {
+        String it = "\"iterations\":\"1000000\"";
+        return "[" + String.join(",",
+                row(P + "UncontendedBenchmark.tryAcquireRelease_ours", null, "avgt", 6, "0.3", "ns/op", null),
+                row(P + "UncontendedBenchmark.tryAcquireRelease_kotlinx", null, "avgt", 5, "0.25", "ns/op", null),
+                row(P + "UncontendedBenchmark.tryAcquireRelease_floor", null, "avgt", 5, "0.25", "ns/op", null),
+                row(P + "UncontendedInterfaceBenchmark.tryAcquireRelease", "\"impl\":\"ours\"", "avgt", 7, "0.35", "ns/op", null),
+                row(P + "UncontendedInterfaceBenchmark.tryAcquireRelease", "\"impl\":\"kotlinx\"", "avgt", 5, "0.25", "ns/op", null),
+                row(P + "UncontendedInterfaceBenchmark.tryAcquireRelease", "\"impl\":\"floor\"", "avgt", 5, "0.25", "ns/op", null),
+                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"ours\"," + it, "avgt", 150, "15", "ms/op", null),
+                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"kotlinx\"," + it, "avgt", 100, "10", "ms/op", null),
+                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"floor\"," + it, "avgt", 120, "12", "ms/op", null))
+                + "]";
+    }
+
+    @Test
+    void dividesOursAndThePublicApiFloorByKotlinxAndOursByTheFloor() {
+        List<BenchmarkReport.Row> rows = BenchmarkReport.parse(JsonParser.parseString(floorSample()).getAsJsonArray());
+        List<BenchmarkReport.Ratio> handoff = BenchmarkReport.ratios(rows.subList(6, 9));
+        assertEquals(3, handoff.size(), "ours/kotlinx, ours/floor, floor/kotlinx");
+        assertEquals("ours/kotlinx", handoff.get(0).ours().impl() + "/" + handoff.get(0).peer().impl());
+        assertEquals(1.5, handoff.get(0).value(), 1e-12);
+        assertEquals("ours/floor", handoff.get(1).ours().impl() + "/" + handoff.get(1).peer().impl());
+        assertEquals(1.25, handoff.get(1).value(), 1e-12);
+        assertEquals("above the floor (1.25x)", BenchmarkReport.verdict(handoff.get(1)));
+        assertEquals("floor/kotlinx", handoff.get(2).ours().impl() + "/" + handoff.get(2).peer().impl());
+        assertEquals(1.2, handoff.get(2).value(), 1e-12);
+        assertEquals("peer below the floor (1.20x)", BenchmarkReport.verdict(handoff.get(2)));
+        // The AtomicInteger floor of the uncontended rows is not a public-API floor: not divided by kotlinx.
+        assertEquals(2, BenchmarkReport.ratios(rows.subList(0, 3)).size());
+        assertEquals(2, BenchmarkReport.ratios(rows.subList(3, 6)).size());
+    }
+
+    @Test
+    void printsBothShapesSideBySideAndTheFloorShareOfAWaiter(@TempDir Path dir) throws Exception {
+        Path results = dir.resolve("results.json");
+        Files.writeString(results, floorSample());
+        Path memory = dir.resolve("memory.json");
+        Files.writeString(memory, "[{\"name\":\"bare\",\"group\":\"coroutine\",\"impl\":\"none\",\"waiters\":1000,\"bytesPerWaiter\":256.0,\"netOfBaseline\":null},"
+                + "{\"name\":\"ours\",\"group\":\"semaphore\",\"impl\":\"ours\",\"waiters\":1000,\"bytesPerWaiter\":280.0,\"netOfBaseline\":24.0},"
+                + "{\"name\":\"kx\",\"group\":\"semaphore\",\"impl\":\"kotlinx\",\"waiters\":1000,\"bytesPerWaiter\":224.5,\"netOfBaseline\":-31.5},"
+                + "{\"name\":\"fl\",\"group\":\"floor\",\"impl\":\"floor\",\"waiters\":1000,\"bytesPerWaiter\":236.0,\"netOfBaseline\":-20.0}]");
+        Path md = dir.resolve("benchmarks.md");
+        BenchmarkReport.main(new String[] {"--out", md.toString(), "--chart", dir.resolve("r.png").toString(), "--memory", memory.toString(),
+                results.toString()});
+        String text = Files.readString(md);
+        assertTrue(text.indexOf("## UncontendedBenchmark") < text.indexOf("## UncontendedInterfaceBenchmark"), text);
+        assertTrue(text.contains("| tryAcquireRelease | direct call | 1.200 | "), text);
+        assertTrue(text.contains("| tryAcquireRelease | one-method interface | 1.400 | "), text);
+        assertTrue(text.contains("| semaphore | iterations=1000000 | ours | floor | 1.250 | "), text);
+        assertTrue(text.contains("| semaphore | iterations=1000000 | floor | kotlinx | 1.200 | "), text);
+        assertTrue(text.contains("public-API floor"), text);
+        assertTrue(text.contains("| semaphore | ours | 280.0 | 236.0 | 0.8429 | 44.000 |"), text);
+        assertTrue(text.contains("| semaphore | kotlinx | 224.5 | 236.0 | 1.051 | -11.500 |"), text);
+    }
+
     @Test
     void refusesMissingInputsNamingThem(@TempDir Path dir) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BenchmarkReport.main(new String[] {
