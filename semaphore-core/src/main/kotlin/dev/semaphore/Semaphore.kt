@@ -88,7 +88,7 @@ public suspend inline fun <T> Semaphore.withPermit(permits: Int = 1, action: () 
 
 internal class SemaphoreImpl(permits: Int) : QueueBackedPool(WaiterQueue.fifo(permits)), Semaphore {
     override suspend fun acquire(permits: Int) {
-        if (!waiterQueue.tryAcquire(permits)) waiterQueue.acquireSuspending(permits, 0, this)
+        if (!waiterQueue.tryAcquire(permits, 0, waitsIfRefused = true)) waiterQueue.acquireSuspending(permits, 0, this)
     }
 
     override fun tryAcquire(permits: Int): Boolean = waiterQueue.tryAcquire(permits)

@@ -12,6 +12,7 @@
  */
 package dev.semaphore.internal
 
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.atomic.AtomicLongFieldUpdater
 import java.util.concurrent.atomic.AtomicReference
 import java.util.concurrent.locks.ReentrantLock
@@ -35,9 +36,46 @@ internal abstract class AtomicStateCell(initial: Long) {
         word = update
     }
 
+    /**
+     * Sets the word with release ordering only (no store-load fence): for the lock holder's unfreeze,
+     * which every other thread reads by a volatile load or meets through the lock.
+     */
+    internal fun storeRelease(update: Long) = UPDATER.lazySet(this, update)
+
+    @Volatile
+    private var queuedCount: Int = 0
+
+    /** The published queue length (a snapshot, written by the lock holder). */
+    internal fun loadQueued(): Int = queuedCount
+
+    /** Publishes the queue length with release ordering, as [storeRelease]. */
+    internal fun storeQueuedRelease(n: Int) = QUEUED.lazySet(this, n)
+
     private companion object {
         private val UPDATER: AtomicLongFieldUpdater<AtomicStateCell> =
             AtomicLongFieldUpdater.newUpdater(AtomicStateCell::class.java, "word")
+        private val QUEUED: AtomicIntegerFieldUpdater<AtomicStateCell> =
+            AtomicIntegerFieldUpdater.newUpdater(AtomicStateCell::class.java, "queuedCount")
+    }
+}
+
+/**
+ * A waiter's status (WaiterQueue.kt, I6), as a base class of the waiter so that it costs no object of
+ * its own. Written only under the queue's lock, with release ordering; read by volatile loads.
+ */
+internal abstract class StatusCell(initial: Int) {
+    @Volatile
+    private var statusValue: Int = initial
+
+    /** The status (a volatile read). */
+    val status: Int get() = statusValue
+
+    /** Sets the status with release ordering (under the queue's lock). */
+    internal fun setStatus(value: Int) = STATUS.lazySet(this, value)
+
+    private companion object {
+        private val STATUS: AtomicIntegerFieldUpdater<StatusCell> =
+            AtomicIntegerFieldUpdater.newUpdater(StatusCell::class.java, "statusValue")
     }
 }
 
@@ -48,6 +86,19 @@ internal class EngineLock {
     fun lock() = lock.lock()
 
     fun unlock() = lock.unlock()
+
+    private companion object {
+        init {
+            // The JDK loads the node class of a parked lock waiter on the first contention, and that
+            // class load makes the JIT throw away every compiled method that inlined unlock() (the
+            // engine's hot paths) in the middle of a run. Loading it up front avoids that.
+            try {
+                Class.forName("java.util.concurrent.locks.AbstractQueuedSynchronizer\$ExclusiveNode")
+            } catch (_: ClassNotFoundException) {
+                // another JDK's lock has no such class: nothing to preload
+            }
+        }
+    }
 }
 
 /** A per-thread slot. */

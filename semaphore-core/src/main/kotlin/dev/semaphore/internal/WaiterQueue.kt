@@ -22,7 +22,10 @@
  *     SLOW and takes the slow path.
  * I3  Slow path: a thread holding the lock first sets SLOW by CAS ("freezes" the word); from then
  *     until it stores the word back ("unfreeze"), it alone writes the word. It stores SLOW clear
- *     only if no waiter is queued and the queue is not closed.
+ *     only if no waiter is queued and the queue is not closed. The unfreeze, the published queue
+ *     length and a waiter's status are release stores, not full fences: no decision reads one of
+ *     them and then relies on a store of another thread without a CAS on the word or the lock in
+ *     between, and every reader meets them through a volatile load or the lock.
  * I4  No barging: while a waiter is queued, SLOW is set, so no fast-path tryAcquire can take
  *     permits; on the slow path a newcomer may take permits only if it would be served before every
  *     queued waiter (newcomerLeads: never, in FIFO order, while anyone waits) and they fit.
@@ -108,7 +111,7 @@ internal abstract class PermitWaiter(
     permits: Int,
     val priority: Int,
     val grantee: Grantee,
-) {
+) : StatusCell(NEW) {
     /** The number of permits requested. */
     val permits: Int = checkPermitCount(permits)
 
@@ -128,8 +131,6 @@ internal abstract class PermitWaiter(
     /** The failure, once FAILED. */
     val failure: Throwable? get() = if (status == FAILED) slot as Throwable else null
 
-    @Volatile
-    var status: Int = NEW
 
     /** W1: under the queue's lock; false if the requester is gone. Quick, and must not touch the queue. */
     abstract fun tryClaim(): Boolean
@@ -175,9 +176,6 @@ internal class WaiterQueue(
     private var closed = false
     private var closeCause: Throwable? = null
 
-    @Volatile
-    private var queued = 0
-
     // The word's fields while frozen (lock held, I3), and the waiters to wake after unlocking.
     private var wTotal = 0
     private var wAvail = 0
@@ -191,7 +189,7 @@ internal class WaiterQueue(
     val totalPermits: Int get() = total(load())
 
     /** Number of waiters queued. */
-    val queueLength: Int get() = queued
+    val queueLength: Int get() = loadQueued()
 
     /** True after [close]. */
     val isClosed: Boolean get() = closed
@@ -211,7 +209,15 @@ internal class WaiterQueue(
      * @throws IllegalArgumentException if [permits] < 1 or exceeds the total.
      * @throws SemaphoreClosedException if closed.
      */
-    fun tryAcquire(permits: Int, priority: Int = 0): Boolean {
+    fun tryAcquire(permits: Int, priority: Int = 0): Boolean = tryAcquire(permits, priority, false)
+
+    /**
+     * [tryAcquire] for a caller that offers a waiter if this fails ([waitsIfRefused] true): while a
+     * waiter is queued it answers false without taking the lock, because enqueue takes the same look
+     * under the lock anyway (and grants at once if the waiters left meanwhile). A caller that queues
+     * behind others then takes the lock once, not twice.
+     */
+    fun tryAcquire(permits: Int, priority: Int, waitsIfRefused: Boolean): Boolean {
         checkPermitCount(permits)
         while (true) {
             val s = load()
@@ -224,6 +230,7 @@ internal class WaiterQueue(
             }
             if (cas(s, s - permits)) return true
         }
+        if (waitsIfRefused && loadQueued() > 0) return false
         return tryAcquireSlow(permits, priority)
     }
 
@@ -259,11 +266,11 @@ internal class WaiterQueue(
             if (wAvail >= waiter.permits && order.newcomerLeads(waiter.priority, now)) {
                 wAvail -= waiter.permits
                 waiter.grantee.granted(waiter) // W4, before the status (W1)
-                waiter.status = PermitWaiter.GRANTED
+                waiter.setStatus(PermitWaiter.GRANTED)
                 true
             } else {
                 order.add(waiter, now)
-                waiter.status = PermitWaiter.QUEUED
+                waiter.setStatus(PermitWaiter.QUEUED)
                 waiter.grantee.queued(waiter) // W4
                 false
             }
@@ -282,7 +289,7 @@ internal class WaiterQueue(
                 false
             } else {
                 order.remove(waiter)
-                waiter.status = PermitWaiter.CANCELLED
+                waiter.setStatus(PermitWaiter.CANCELLED)
                 grantLocked()
                 true
             }
@@ -371,7 +378,7 @@ internal class WaiterQueue(
 
     override fun toString(): String {
         val s = load()
-        return "WaiterQueue(available=${avail(s)}, total=${total(s)}, queued=$queued, closed=$closed)"
+        return "WaiterQueue(available=${avail(s)}, total=${total(s)}, queued=${loadQueued()}, closed=$closed)"
     }
 
     // ---- slow path machinery (lock held) ----
@@ -399,19 +406,19 @@ internal class WaiterQueue(
             if (w.permits > wAvail) return
             order.remove(w)
             if (!w.tryClaim()) { // W1
-                w.status = PermitWaiter.CANCELLED // its requester is gone; its cancel() will find nothing to do
+                w.setStatus(PermitWaiter.CANCELLED) // its requester is gone; its cancel() will find nothing to do
                 continue
             }
             wAvail -= w.permits
             w.grantee.granted(w) // W4, before the status (W1)
-            w.status = PermitWaiter.GRANTED
+            w.setStatus(PermitWaiter.GRANTED)
             appendWake(w)
         }
     }
 
     private fun failLocked(w: PermitWaiter, cause: Throwable) {
         w.slot = cause
-        w.status = PermitWaiter.FAILED
+        w.setStatus(PermitWaiter.FAILED)
         appendWake(w)
     }
 
@@ -429,8 +436,8 @@ internal class WaiterQueue(
             try {
                 return block()
             } finally {
-                store(pack(wTotal, wAvail, closed || order.size > 0))
-                queued = order.size
+                storeRelease(pack(wTotal, wAvail, closed || order.size > 0)) // I3: the unfreeze
+                storeQueuedRelease(order.size)
                 wake = wakeHead
                 wakeHead = null
                 wakeTail = null
