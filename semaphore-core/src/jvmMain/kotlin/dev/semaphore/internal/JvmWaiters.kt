@@ -4,7 +4,7 @@
  *
  * FutureWaiter (W1) claims by checking that nobody completed its future yet. (W2) Whoever completes
  * the future first (the caller's cancel/complete/completeExceptionally, orTimeout's timer) withdraws
- * the waiter: GrantFuture's completion methods call cancel(w) once they won. (W3) A caller that
+ * the waiter: GrantFuture's completion methods call cancel(w) before they complete it. (W3) A caller that
  * completes the future after the claim but before onGranted does makes onGranted's completion fail:
  * the permits are handed back. GrantFuture refuses obtrudeValue/obtrudeException, which could
  * overwrite a delivered grant and lose its permits.
@@ -25,29 +25,17 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.locks.LockSupport
 import java.util.function.Supplier
 
-/** The future handed out for a request; completing it yourself withdraws the request (W2). */
-internal class GrantFuture<T> : CompletableFuture<T>() {
+/**
+ * The future handed out for a request; completing it yourself withdraws the request (W2). Its only
+ * field beyond CompletableFuture's is [waiter], so a pending request costs this future and its
+ * [FutureWaiter]; a request with a withdrawal hook (an upgrade's) uses [HookedGrantFuture].
+ */
+internal open class GrantFuture<T> : CompletableFuture<T>() {
     /** The waiter to withdraw; null when the request was settled without queueing. */
     @JvmField
     var waiter: PermitWaiter? = null
 
-    /**
-     * Run once if a withdrawal took the request out of the line (never granted), by the first
-     * withdrawer that sees it so; every withdrawer waits for it to finish before it completes the
-     * future, so whoever sees the future done also sees its effects.
-     */
-    @JvmField
-    var onWithdrawn: (() -> Unit)? = null
-
-    /** 0: [onWithdrawn] not run; 1: running; 2: done. */
-    @Volatile
-    private var withdrawnHook = 0
-
-    /** The thread running [onWithdrawn] (its release may run callbacks that withdraw again: no waiting for itself). */
-    @Volatile
-    private var hookRunner: Thread? = null
-
-    /** Completes with the grant's value, bypassing the withdrawal hook; false if someone completed it first. */
+    /** Completes with the grant's value, bypassing the withdrawal; false if someone completed it first. */
     fun deliver(value: T): Boolean = super.complete(value)
 
     fun fail(cause: Throwable): Boolean = super.completeExceptionally(cause)
@@ -57,24 +45,9 @@ internal class GrantFuture<T> : CompletableFuture<T>() {
      * line. If the request was already granted, the completion below may still win the future, and
      * onGranted then hands the permits back (W3).
      */
-    private fun withdraw() {
+    protected open fun withdraw() {
         val w = waiter ?: return
         w.queue.cancel(w)
-        val hook = onWithdrawn ?: return
-        if (w.status != PermitWaiter.CANCELLED) return // granted (W2: the grant is the requester's) or failed
-        if (HOOK.compareAndSet(this, 0, 1)) {
-            hookRunner = Thread.currentThread()
-            try {
-                hook()
-            } finally {
-                withdrawnHook = 2
-                hookRunner = null
-            }
-        } else {
-            var step = 0
-            // Another withdrawer runs it (short: it gives permits back); unless it is this thread, re-entered.
-            while (withdrawnHook != 2 && hookRunner !== Thread.currentThread()) spinWait(step++)
-        }
     }
 
     override fun complete(value: T): Boolean {
@@ -111,10 +84,44 @@ internal class GrantFuture<T> : CompletableFuture<T>() {
 
     override fun obtrudeException(ex: Throwable): Unit =
         throw UnsupportedOperationException("obtrudeException could lose a granted permit; use cancel or completeExceptionally")
+}
+
+/**
+ * A [GrantFuture] that runs [onWithdrawn] once if a withdrawal took the request out of the line (never
+ * granted), by the first withdrawer that sees it so; every withdrawer waits for it to finish before it
+ * completes the future, so whoever sees the future done also sees its effects.
+ */
+private class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : GrantFuture<T>() {
+    /** 0: [onWithdrawn] not run; 1: running; 2: done. */
+    @Volatile
+    private var withdrawnHook = 0
+
+    /** The thread running [onWithdrawn] (its release may run callbacks that withdraw again: no waiting for itself). */
+    @Volatile
+    private var hookRunner: Thread? = null
+
+    override fun withdraw() {
+        super.withdraw()
+        val w = waiter ?: return
+        if (w.status != PermitWaiter.CANCELLED) return // granted (W2: the grant is the requester's) or failed
+        if (HOOK.compareAndSet(this, 0, 1)) {
+            hookRunner = Thread.currentThread()
+            try {
+                onWithdrawn()
+            } finally {
+                withdrawnHook = 2
+                hookRunner = null
+            }
+        } else {
+            var step = 0
+            // Another withdrawer runs it (short: it gives permits back); unless it is this thread, re-entered.
+            while (withdrawnHook != 2 && hookRunner !== Thread.currentThread()) spinWait(step++)
+        }
+    }
 
     private companion object {
-        val HOOK: AtomicIntegerFieldUpdater<GrantFuture<*>> =
-            AtomicIntegerFieldUpdater.newUpdater(GrantFuture::class.java, "withdrawnHook")
+        val HOOK: AtomicIntegerFieldUpdater<HookedGrantFuture<*>> =
+            AtomicIntegerFieldUpdater.newUpdater(HookedGrantFuture::class.java, "withdrawnHook")
     }
 }
 
@@ -126,9 +133,8 @@ internal class FutureWaiter<A, T>(
     grantee: Grantee,
     private val onGrant: (A) -> T,
     private val arg: A,
+    val future: GrantFuture<T>,
 ) : PermitWaiter(queue, permits, priority, grantee) {
-    val future = GrantFuture<T>()
-
     override fun tryClaim(): Boolean = !future.isDone
 
     override fun onGranted() {
@@ -153,8 +159,8 @@ internal fun <A, T> WaiterQueue.requestFuture(
     arg: A,
     onWithdrawn: (() -> Unit)? = null,
 ): GrantFuture<T> {
-    val w = FutureWaiter(this, permits, priority, grantee, onGrant, arg)
-    w.future.onWithdrawn = onWithdrawn
+    val future = if (onWithdrawn == null) GrantFuture() else HookedGrantFuture<T>(onWithdrawn)
+    val w = FutureWaiter(this, permits, priority, grantee, onGrant, arg, future)
     if (enqueue(w)) {
         w.future.deliver(onGrant(arg))
     } else {

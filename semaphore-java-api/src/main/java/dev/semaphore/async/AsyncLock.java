@@ -4,7 +4,6 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 import dev.semaphore.JavaBridge;
 import dev.semaphore.Lock;
-import dev.semaphore.LockHold;
 import dev.semaphore.LockKt;
 import java.time.Duration;
 import java.util.Objects;
@@ -12,7 +11,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
-import kotlin.jvm.functions.Function1;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,8 +35,6 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  */
 public final class AsyncLock {
-    private static final Function1<LockHold, Permit> NEW_PERMIT = Permit::new;
-
     private final Lock kotlin;
 
     private AsyncLock(Lock kotlin) {
@@ -73,7 +69,7 @@ public final class AsyncLock {
 
     /** @return a future of the held lock, without owner (<a href="package-summary.html#withdrawing">withdrawing</a>) */
     public CompletableFuture<Permit> lock() {
-        return JavaBridge.lockAsync(kotlin, null, Waits.FOREVER, NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, null, Waits.FOREVER, NANOSECONDS, Permit.OF_HOLD);
     }
 
     /**
@@ -82,7 +78,7 @@ public final class AsyncLock {
      * @throws IllegalStateException if {@code owner} holds the lock already
      */
     public CompletableFuture<Permit> lock(Object owner) {
-        return JavaBridge.lockAsync(kotlin, checked(owner), Waits.FOREVER, NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, checked(owner), Waits.FOREVER, NANOSECONDS, Permit.OF_HOLD);
     }
 
     /**
@@ -90,7 +86,7 @@ public final class AsyncLock {
      * @return a future of the held lock, without owner
      */
     public CompletableFuture<Permit> lock(Duration timeout) {
-        return JavaBridge.lockAsync(kotlin, null, Waits.nanos(timeout), NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, null, Waits.nanos(timeout), NANOSECONDS, Permit.OF_HOLD);
     }
 
     /**
@@ -100,7 +96,7 @@ public final class AsyncLock {
      * @throws IllegalStateException if {@code owner} holds the lock already
      */
     public CompletableFuture<Permit> lock(Object owner, Duration timeout) {
-        return JavaBridge.lockAsync(kotlin, checked(owner), Waits.nanos(timeout), NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, checked(owner), Waits.nanos(timeout), NANOSECONDS, Permit.OF_HOLD);
     }
 
     /** @return true if the lock was free and nobody waited; unlock with {@link #unlock()} */

@@ -18,7 +18,7 @@ public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPriori
 
     AsyncPermitPool(PermitPool pool) {
         this.pool = pool;
-        this.newPermit = n -> new Permit(n, pool);
+        this.newPermit = n -> new Permit(n, pool, null);
     }
 
     /** Gives back one permit taken with {@code tryAcquire} (a {@link Permit} is given back with close()). */

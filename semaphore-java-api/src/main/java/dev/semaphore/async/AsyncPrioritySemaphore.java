@@ -150,7 +150,7 @@ public final class AsyncPrioritySemaphore extends AsyncPermitPool {
      */
     public Permit acquireBlocking(int priority, int permits) throws InterruptedException {
         JavaBridge.acquireBlocking(kotlin, priority, permits, Waits.FOREVER, NANOSECONDS);
-        return new Permit(permits, kotlin);
+        return new Permit(permits, kotlin, null);
     }
 
     /**
@@ -161,8 +161,7 @@ public final class AsyncPrioritySemaphore extends AsyncPermitPool {
      * @throws InterruptedException if interrupted, with nothing held
      */
     public Optional<Permit> acquireBlocking(int priority, int permits, Duration timeout) throws InterruptedException {
-        boolean held = JavaBridge.acquireBlocking(kotlin, priority, permits, Waits.nanos(timeout), NANOSECONDS);
-        return held ? Optional.of(new Permit(permits, kotlin)) : Optional.empty();
+        return JavaBridge.acquireBlocking(kotlin, priority, permits, Waits.nanos(timeout), NANOSECONDS) ? Optional.of(new Permit(permits, kotlin, null)) : Optional.empty();
     }
 
     /**

@@ -4,14 +4,12 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 import dev.semaphore.HoldKind;
 import dev.semaphore.JavaBridge;
-import dev.semaphore.LockHold;
 import dev.semaphore.ReadWriteLock;
 import dev.semaphore.ReadWriteLockKt;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import kotlin.jvm.functions.Function1;
 
 /**
  * A fair read-write lock for Java: many readers or one writer, each hold a {@link Permit} from a future
@@ -43,8 +41,6 @@ import kotlin.jvm.functions.Function1;
  * }</pre>
  */
 public final class AsyncReadWriteLock {
-    private static final Function1<LockHold, Permit> NEW_PERMIT = Permit::new;
-
     private final ReadWriteLock kotlin;
 
     private AsyncReadWriteLock(ReadWriteLock kotlin) {
@@ -71,7 +67,7 @@ public final class AsyncReadWriteLock {
 
     /** @return a future of a read hold (<a href="package-summary.html#withdrawing">withdrawing</a>) */
     public CompletableFuture<Permit> readLock() {
-        return JavaBridge.lockAsync(kotlin, HoldKind.READ, Waits.FOREVER, NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, HoldKind.READ, Waits.FOREVER, NANOSECONDS, Permit.OF_HOLD);
     }
 
     /**
@@ -79,12 +75,12 @@ public final class AsyncReadWriteLock {
      * @return a future of a read hold
      */
     public CompletableFuture<Permit> readLock(Duration timeout) {
-        return JavaBridge.lockAsync(kotlin, HoldKind.READ, Waits.nanos(timeout), NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, HoldKind.READ, Waits.nanos(timeout), NANOSECONDS, Permit.OF_HOLD);
     }
 
     /** @return a future of the write hold */
     public CompletableFuture<Permit> writeLock() {
-        return JavaBridge.lockAsync(kotlin, HoldKind.WRITE, Waits.FOREVER, NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, HoldKind.WRITE, Waits.FOREVER, NANOSECONDS, Permit.OF_HOLD);
     }
 
     /**
@@ -92,12 +88,12 @@ public final class AsyncReadWriteLock {
      * @return a future of the write hold
      */
     public CompletableFuture<Permit> writeLock(Duration timeout) {
-        return JavaBridge.lockAsync(kotlin, HoldKind.WRITE, Waits.nanos(timeout), NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, HoldKind.WRITE, Waits.nanos(timeout), NANOSECONDS, Permit.OF_HOLD);
     }
 
     /** @return a future of the upgradable read */
     public CompletableFuture<Permit> upgradableReadLock() {
-        return JavaBridge.lockAsync(kotlin, HoldKind.UPGRADABLE_READ, Waits.FOREVER, NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, HoldKind.UPGRADABLE_READ, Waits.FOREVER, NANOSECONDS, Permit.OF_HOLD);
     }
 
     /**
@@ -105,7 +101,7 @@ public final class AsyncReadWriteLock {
      * @return a future of the upgradable read
      */
     public CompletableFuture<Permit> upgradableReadLock(Duration timeout) {
-        return JavaBridge.lockAsync(kotlin, HoldKind.UPGRADABLE_READ, Waits.nanos(timeout), NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.lockAsync(kotlin, HoldKind.UPGRADABLE_READ, Waits.nanos(timeout), NANOSECONDS, Permit.OF_HOLD);
     }
 
     /**
@@ -174,7 +170,7 @@ public final class AsyncReadWriteLock {
      *     Kotlin code is upgrading the lock's upgradable read; nothing changes
      */
     public CompletableFuture<Permit> upgrade(Permit upgradable) {
-        return JavaBridge.upgradeAsync(kotlin, Objects.requireNonNull(upgradable, "upgradable").hold, Waits.FOREVER, NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.upgradeAsync(kotlin, Objects.requireNonNull(upgradable, "upgradable").hold, Waits.FOREVER, NANOSECONDS, Permit.OF_HOLD);
     }
 
     /**
@@ -183,7 +179,7 @@ public final class AsyncReadWriteLock {
      * @return a future of the write hold; see {@link #upgrade(Permit)}
      */
     public CompletableFuture<Permit> upgrade(Permit upgradable, Duration timeout) {
-        return JavaBridge.upgradeAsync(kotlin, Objects.requireNonNull(upgradable, "upgradable").hold, Waits.nanos(timeout), NANOSECONDS, NEW_PERMIT);
+        return JavaBridge.upgradeAsync(kotlin, Objects.requireNonNull(upgradable, "upgradable").hold, Waits.nanos(timeout), NANOSECONDS, Permit.OF_HOLD);
     }
 
     /**

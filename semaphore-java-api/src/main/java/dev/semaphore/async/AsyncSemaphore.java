@@ -29,6 +29,8 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  */
 public final class AsyncSemaphore extends AsyncPermitPool {
+    private static final Class<?> ENGINE = SemaphoreKt.Semaphore(0).getClass(); // what JavaBridge can queue on
+
     private final Semaphore kotlin;
 
     private AsyncSemaphore(Semaphore kotlin) {
@@ -73,6 +75,9 @@ public final class AsyncSemaphore extends AsyncPermitPool {
      * @return a future of the permit
      */
     public CompletableFuture<Permit> acquire(int permits) {
+        try { // free now and nobody queued (else this try would take the engine's lock): the permit is the future, one object
+            if (kotlin.getClass() == ENGINE && kotlin.getQueueLength() == 0 && kotlin.tryAcquire(permits)) return new Permit(permits, kotlin, null);
+        } catch (IllegalStateException closed) {} // SemaphoreClosedException: the engine's request below fails the future with it
         return JavaBridge.acquireAsync(kotlin, permits, Waits.FOREVER, NANOSECONDS, newPermit);
     }
 
@@ -157,7 +162,7 @@ public final class AsyncSemaphore extends AsyncPermitPool {
      */
     public Permit acquireBlocking(int permits) throws InterruptedException {
         JavaBridge.acquireBlocking(kotlin, permits, Waits.FOREVER, NANOSECONDS);
-        return new Permit(permits, kotlin);
+        return new Permit(permits, kotlin, null);
     }
 
     /**
@@ -167,7 +172,6 @@ public final class AsyncSemaphore extends AsyncPermitPool {
      * @throws InterruptedException if interrupted, with nothing held
      */
     public Optional<Permit> acquireBlocking(int permits, Duration timeout) throws InterruptedException {
-        boolean held = JavaBridge.acquireBlocking(kotlin, permits, Waits.nanos(timeout), NANOSECONDS);
-        return held ? Optional.of(new Permit(permits, kotlin)) : Optional.empty();
+        return JavaBridge.acquireBlocking(kotlin, permits, Waits.nanos(timeout), NANOSECONDS) ? Optional.of(new Permit(permits, kotlin, null)) : Optional.empty();
     }
 }

@@ -2,7 +2,9 @@ package dev.semaphore.async;
 
 import dev.semaphore.LockHold;
 import dev.semaphore.PermitPool;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import kotlin.jvm.functions.Function1;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -10,38 +12,42 @@ import org.jspecify.annotations.Nullable;
  * {@link AsyncLock} or {@link AsyncReadWriteLock}; {@link #close()} gives them back, exactly once. Made
  * for try-with-resources (see {@link AsyncSemaphore}). A permit that is never closed stays held forever;
  * there is no finalizer.
+ *
+ * <p>A permit is also a future of itself, completed from the start: when the permits are free at once,
+ * {@code acquire()} returns the permit itself, one object. Completing or cancelling it does nothing; it
+ * refuses {@code obtrudeValue} and {@code obtrudeException}.
  */
-public final class Permit implements AutoCloseable {
-    private static final AtomicIntegerFieldUpdater<Permit> RELEASED =
-            AtomicIntegerFieldUpdater.newUpdater(Permit.class, "released");
+public final class Permit extends CompletableFuture<Permit> implements AutoCloseable {
+    private static final AtomicIntegerFieldUpdater<Permit> STATE =
+            AtomicIntegerFieldUpdater.newUpdater(Permit.class, "state");
 
-    private final int permits;
+    /** Makes the permit of a lock hold the engine granted; one for all locks, so a request allocates no function. */
+    static final Function1<LockHold, Permit> OF_HOLD = Permit::new;
+
     private final @Nullable PermitPool pool;
     final @Nullable LockHold hold; // read by AsyncReadWriteLock's upgrade and downgrade
+    private volatile int state; // the permit count, with the sign bit set by the first close (one int: 32 bytes in all)
 
-    @SuppressWarnings("unused") // accessed through RELEASED
-    private volatile int released;
-
-    Permit(int permits, PermitPool pool) {
-        this.permits = permits;
+    /** Permits of {@code pool}, or one lock {@code hold}; a permit is its own future, done from the start. */
+    Permit(int permits, @Nullable PermitPool pool, @Nullable LockHold hold) {
         this.pool = pool;
-        this.hold = null;
+        this.hold = hold;
+        STATE.lazySet(this, permits); // no fence: complete() publishes it
+        super.complete(this);
     }
 
     Permit(LockHold hold) {
-        this.permits = 1;
-        this.pool = null;
-        this.hold = hold;
+        this(1, null, hold);
     }
 
     /** @return how many permits this object holds (1 for a lock); it does not change when closed */
     public int permits() {
-        return permits;
+        return state & Integer.MAX_VALUE;
     }
 
     /** @return true once {@link #close()} was called */
     public boolean isReleased() {
-        return released != 0;
+        return state < 0;
     }
 
     /**
@@ -55,14 +61,27 @@ public final class Permit implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (RELEASED.compareAndSet(this, 0, 1)) {
+        int permits = state;
+        if (permits >= 0 && STATE.compareAndSet(this, permits, permits | Integer.MIN_VALUE)) {
             if (hold != null) hold.unlock();
             else if (pool != null) pool.release(permits);
         }
     }
 
+    /** Refused: the value of this future is this permit. */
+    @Override
+    public void obtrudeValue(@Nullable Permit value) {
+        throw new UnsupportedOperationException("a Permit is its own future: obtrudeValue is refused");
+    }
+
+    /** Refused: the value of this future is this permit. */
+    @Override
+    public void obtrudeException(Throwable ex) {
+        throw new UnsupportedOperationException("a Permit is its own future: obtrudeException is refused");
+    }
+
     @Override
     public String toString() {
-        return "Permit(" + (hold != null ? hold : permits + " permits") + (isReleased() ? ", released)" : ", held)");
+        return "Permit(" + (hold != null ? hold : permits() + " permits") + (isReleased() ? ", released)" : ", held)");
     }
 }

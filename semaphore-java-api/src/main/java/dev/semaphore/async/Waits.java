@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -17,12 +18,7 @@ final class Waits {
 
     /** The timeout in nanoseconds, saturated instead of overflowing (about 292 years means no limit). */
     static long nanos(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        try {
-            return timeout.toNanos();
-        } catch (ArithmeticException e) {
-            return timeout.isNegative() ? Long.MIN_VALUE : FOREVER;
-        }
+        return TimeUnit.NANOSECONDS.convert(Objects.requireNonNull(timeout, "timeout"));
     }
 
     /**
@@ -43,8 +39,7 @@ final class Waits {
                 return;
             }
             try {
-                CompletionStage<T> stage = Objects.requireNonNull(action.get(), "the action returned null instead of a CompletionStage");
-                stage.whenComplete((value, failure) -> {
+                Objects.requireNonNull(action.get(), "the action returned null instead of a CompletionStage").whenComplete((value, failure) -> {
                     permit.close();
                     if (failure != null) result.completeExceptionally(unwrap(failure));
                     else result.complete(value);
