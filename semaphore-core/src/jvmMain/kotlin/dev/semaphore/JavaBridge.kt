@@ -228,7 +228,7 @@ private inline fun <T> future(
     val nanos = unit.toNanos(timeout)
     return try {
         when {
-            tryNow() -> GrantFuture<T>().also { it.deliver(grantNow()) }
+            tryNow() -> grantNow().let { handle -> selfFuture(handle) ?: GrantFuture<T>().also { it.deliver(handle) } }
             nanos <= 0 -> GrantFuture<T>().also { notNow(); it.fail(TimeoutException("not granted at once, and the timeout was $timeout $unit")) }
             nanos == Long.MAX_VALUE -> queue()
             else -> queue().orTimeout(nanos, TimeUnit.NANOSECONDS)
@@ -237,6 +237,15 @@ private inline fun <T> future(
         GrantFuture<T>().also { it.fail(e) }
     }
 }
+
+/**
+ * A handle that is already a future completed with itself (the Java API's Permit) is its own future
+ * when granted at once: no second object. Completing or cancelling it does nothing, as on any done
+ * future, so the handle stays the caller's, as the withdrawal rules say of a cancel that returns false.
+ */
+@Suppress("UNCHECKED_CAST")
+private fun <T> selfFuture(handle: T): CompletableFuture<T>? =
+    (handle as? CompletableFuture<*>)?.takeIf { it.isDone && it.getNow(null) === it } as CompletableFuture<T>?
 
 private inline fun block(timeout: Long, unit: TimeUnit, tryNow: () -> Boolean, wait: (Long) -> Boolean): Boolean {
     if (Thread.interrupted()) throw InterruptedException("interrupted before waiting for permits")

@@ -29,8 +29,6 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  */
 public final class AsyncSemaphore extends AsyncPermitPool {
-    private static final Class<?> ENGINE = SemaphoreKt.Semaphore(0).getClass(); // what JavaBridge can queue on
-
     private final Semaphore kotlin;
 
     private AsyncSemaphore(Semaphore kotlin) {
@@ -75,9 +73,6 @@ public final class AsyncSemaphore extends AsyncPermitPool {
      * @return a future of the permit
      */
     public CompletableFuture<Permit> acquire(int permits) {
-        try { // free now and nobody queued (else this try would take the engine's lock): the permit is the future, one object
-            if (kotlin.getClass() == ENGINE && kotlin.getQueueLength() == 0 && kotlin.tryAcquire(permits)) return new Permit(permits, kotlin, null);
-        } catch (IllegalStateException closed) {} // SemaphoreClosedException: the engine's request below fails the future with it
         return JavaBridge.acquireAsync(kotlin, permits, Waits.FOREVER, NANOSECONDS, newPermit);
     }
 

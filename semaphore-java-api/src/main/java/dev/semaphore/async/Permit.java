@@ -13,8 +13,8 @@ import org.jspecify.annotations.Nullable;
  * for try-with-resources (see {@link AsyncSemaphore}). A permit that is never closed stays held forever;
  * there is no finalizer.
  *
- * <p>A permit is also a future of itself, completed from the start: when the permits are free at once,
- * {@code acquire()} returns the permit itself, one object. Completing or cancelling it does nothing; it
+ * <p>A permit is also a future of itself, completed from the start: a request granted at once (any
+ * {@code acquire} or {@code lock} form) returns the permit itself, one object. Completing or cancelling it does nothing; it
  * refuses {@code obtrudeValue} and {@code obtrudeException}.
  */
 public final class Permit extends CompletableFuture<Permit> implements AutoCloseable {
