@@ -15,8 +15,9 @@ private class RecordingWaiter(
     q: WaiterQueue,
     permits: Int,
     priority: Int = 0,
+    grantee: Grantee = ReleasingGrantee,
     val onGrant: (RecordingWaiter) -> Unit = {},
-) : PermitWaiter(q, permits, priority, ReleasingGrantee) {
+) : PermitWaiter(q, permits, priority, grantee) {
     var granted = 0
     var failed: Throwable? = null
     override fun tryClaim(): Boolean = true
@@ -39,6 +40,36 @@ private fun queueOf(permits: Int): WaiterQueue = (Semaphore(permits) as QueueBac
 
 /** The engine's waiter interface (WaiterQueue.kt, W1..W4), with a bare waiter. */
 class WaiterQueueSpec : FunSpec({
+    test("a thread that finds the engine locked parks, and the unlock wakes it (I3)") {
+        val q = queueOf(1)
+        val inside = CountDownLatch(1)
+        val leave = CountDownLatch(1)
+        // A grantee that holds the engine's lock (it is told of the grant under it) until released.
+        val holding = object : Grantee {
+            override fun granted(w: PermitWaiter) {
+                inside.countDown()
+                leave.await()
+            }
+            override fun handBack(w: PermitWaiter) = w.queue.release(w.permits)
+        }
+        val holder = thread(isDaemon = true) { q.enqueue(RecordingWaiter(q, 1, grantee = holding)) }
+        inside.await()
+        val drained = AtomicInteger(-1)
+        val other = thread(isDaemon = true) { drained.set(q.drainPermits()) } // needs the lock
+        val deadline = System.nanoTime() + 10_000_000_000L
+        while (other.state != Thread.State.WAITING && System.nanoTime() < deadline) Thread.sleep(1)
+        other.state shouldBe Thread.State.WAITING // parked, not spinning
+        drained.get() shouldBe -1
+        leave.countDown()
+        holder.join(10_000)
+        other.join(10_000)
+        other.isAlive shouldBe false
+        drained.get() shouldBe 0 // the holder's grant took the only permit
+        q.availablePermits shouldBe 0
+        q.release(1)
+        q.availablePermits shouldBe 1
+    }
+
     test("enqueue grants at once when free and nobody waits (no callback), else queues") {
         val q = queueOf(2)
         val a = RecordingWaiter(q, 2)

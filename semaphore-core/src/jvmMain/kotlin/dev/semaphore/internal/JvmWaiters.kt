@@ -190,6 +190,9 @@ internal class BlockingWaiter(
         if (STATE.compareAndSet(this, WAITING, FAILED)) LockSupport.unpark(thread)
     }
 
+    /** I7: an unpark runs no caller code. */
+    override val wakesWithoutCallbacks: Boolean get() = true
+
     /**
      * Parks until granted (true), [nanos] pass (false; [nanos] == Long.MAX_VALUE waits without limit) or
      * the thread is interrupted (InterruptedException, nothing held); rethrows a failure (close).

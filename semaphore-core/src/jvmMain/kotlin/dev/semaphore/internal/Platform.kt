@@ -1,20 +1,22 @@
 /*
- * The JVM-only corner of the engine: the atomic state word (AtomicStateCell), an atomic reference
- * (the lock's holder), the mutual-exclusion lock that guards the waiter lists, the per-thread slot
+ * The JVM-only corner of the engine: the atomic state word (AtomicStateCell) with the parking of
+ * threads that wait for its lock bit, an atomic reference (the lock's holder), the per-thread slot
  * used by the wake trampoline, and a polite busy-wait. Everything JVM-only in semaphore-core lives
  * under src/jvmMain (this file, the future and thread waiters, and the public JavaBridge.kt);
  * src/main is common Kotlin. Porting the engine to another Kotlin target means re-implementing
  * these small pieces; WaiterQueue.kt and WaitOrder.kt stay as they are.
  *
- * Invariants: none of their own. AtomicStateCell is a plain linearizable 64-bit cell; EngineLock is a
- * non-reentrant-in-practice mutex (the engine never re-enters it) that does not pin a virtual
- * thread's carrier; ThreadSlot is an ordinary thread-local.
+ * Invariants: none of their own. AtomicStateCell is a plain linearizable 64-bit cell whose lock bit
+ * (which bit, and what locking means, is WaiterQueue.kt's I3) it only helps to wait for: a thread
+ * that spun long enough parks, so a virtual thread unmounts instead of pinning its carrier, and the
+ * unlock wakes it. ThreadSlot is an ordinary thread-local.
  */
 package dev.semaphore.internal
 
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.atomic.AtomicLongFieldUpdater
 import java.util.concurrent.atomic.AtomicReference
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater
 import java.util.concurrent.locks.ReentrantLock
 
 /**
@@ -31,16 +33,27 @@ internal abstract class AtomicStateCell(initial: Long) {
     /** Sets the word if it is [expected]; true on success. */
     internal fun cas(expected: Long, update: Long): Boolean = UPDATER.compareAndSet(this, expected, update)
 
-    /** Unconditionally sets the word (a volatile write). */
-    internal fun store(update: Long) {
+    /**
+     * The unlock: sets the word to [update] (a volatile write, so that it is ordered before the look
+     * at the parked threads that follows) and wakes the threads parked in [parkWhileLocked], if any.
+     */
+    internal fun unlockStore(update: Long) {
         word = update
+        parking?.wakeAll()
     }
 
+    @Volatile
+    private var parking: LockParking? = null
+
     /**
-     * Sets the word with release ordering only (no store-load fence): for the lock holder's unfreeze,
-     * which every other thread reads by a volatile load or meets through the lock.
+     * Parks the calling thread while the word has [lockBit] set, until an [unlockStore] wakes it (or
+     * spuriously); the caller then tries to lock again. For a thread that spun and still found the
+     * word locked: the lock holder may have been descheduled.
      */
-    internal fun storeRelease(update: Long) = UPDATER.lazySet(this, update)
+    internal fun parkWhileLocked(lockBit: Long) {
+        val p = parking ?: LockParking().also { if (!PARKING.compareAndSet(this, null, it)) return }
+        p.parkWhile { word and lockBit != 0L }
+    }
 
     @Volatile
     private var queuedCount: Int = 0
@@ -48,7 +61,7 @@ internal abstract class AtomicStateCell(initial: Long) {
     /** The published queue length (a snapshot, written by the lock holder). */
     internal fun loadQueued(): Int = queuedCount
 
-    /** Publishes the queue length with release ordering, as [storeRelease]. */
+    /** Publishes the queue length with release ordering only (no store-load fence), under the lock. */
     internal fun storeQueuedRelease(n: Int) = QUEUED.lazySet(this, n)
 
     private companion object {
@@ -56,6 +69,8 @@ internal abstract class AtomicStateCell(initial: Long) {
             AtomicLongFieldUpdater.newUpdater(AtomicStateCell::class.java, "word")
         private val QUEUED: AtomicIntegerFieldUpdater<AtomicStateCell> =
             AtomicIntegerFieldUpdater.newUpdater(AtomicStateCell::class.java, "queuedCount")
+        private val PARKING: AtomicReferenceFieldUpdater<AtomicStateCell, LockParking?> =
+            AtomicReferenceFieldUpdater.newUpdater(AtomicStateCell::class.java, LockParking::class.java, "parking")
     }
 }
 
@@ -79,23 +94,58 @@ internal abstract class StatusCell(initial: Int) {
     }
 }
 
-/** The lock that guards the waiter lists; a [ReentrantLock], which parks virtual threads cleanly. */
-internal class EngineLock {
-    private val lock = ReentrantLock()
+/**
+ * Where the threads that wait for a word's lock bit park (made on the first need). The count and the
+ * word form a Dekker pair: a parker raises [parked] and then reads the word; the unlocker writes the
+ * word and then reads [parked]. Both are volatile, so at least one sees the other's write: either the
+ * parker sees the word unlocked and does not park, or the unlocker sees the parker and signals it.
+ * The parker holds [lock] from its count to its await, so the signal cannot come before the await.
+ */
+private class LockParking {
+    private val lock = ReentrantLock() // parks virtual threads without pinning their carriers
+    private val unlocked = lock.newCondition()
 
-    fun lock() = lock.lock()
+    @Volatile
+    private var parked = 0
 
-    fun unlock() = lock.unlock()
+    fun parkWhile(locked: () -> Boolean) {
+        lock.lock()
+        try {
+            PARKED.incrementAndGet(this)
+            try {
+                if (locked()) unlocked.awaitUninterruptibly()
+            } finally {
+                PARKED.decrementAndGet(this)
+            }
+        } finally {
+            lock.unlock()
+        }
+    }
+
+    fun wakeAll() {
+        if (parked == 0) return
+        lock.lock()
+        try {
+            unlocked.signalAll()
+        } finally {
+            lock.unlock()
+        }
+    }
 
     private companion object {
+        private val PARKED: AtomicIntegerFieldUpdater<LockParking> =
+            AtomicIntegerFieldUpdater.newUpdater(LockParking::class.java, "parked")
+
         init {
-            // The JDK loads the node class of a parked lock waiter on the first contention, and that
-            // class load makes the JIT throw away every compiled method that inlined unlock() (the
-            // engine's hot paths) in the middle of a run. Loading it up front avoids that.
-            try {
-                Class.forName("java.util.concurrent.locks.AbstractQueuedSynchronizer\$ExclusiveNode")
-            } catch (_: ClassNotFoundException) {
-                // another JDK's lock has no such class: nothing to preload
+            // The JDK loads the node classes of a parked lock waiter on first use, and such a class
+            // load makes the JIT throw away every compiled method that inlined the lock's methods
+            // (here: the unlock's wakeAll) in the middle of a run. Loading them up front avoids that.
+            for (node in arrayOf("ExclusiveNode", "ConditionNode")) {
+                try {
+                    Class.forName("java.util.concurrent.locks.AbstractQueuedSynchronizer\$$node")
+                } catch (_: ClassNotFoundException) {
+                    // another JDK's lock has no such class: nothing to preload
+                }
             }
         }
     }
@@ -128,4 +178,9 @@ internal class AtomicRef<T>(initial: T) {
  */
 internal fun spinWait(step: Int) {
     if (step < 64) Thread.onSpinWait() else Thread.yield()
+}
+
+/** A pause of a few dozen cycles that touches no shared memory: one step of spinning on a lock. */
+internal fun pauseBriefly() {
+    for (i in 0 until 16) Thread.onSpinWait()
 }

@@ -50,6 +50,9 @@ private class SuspendWaiter(
     @OptIn(InternalCoroutinesApi::class)
     override fun onGranted() = cont.completeResume(slot!!)
 
+    /** I7: completeResume dispatches, or kotlinx's unconfined event loop queues a nested resume. */
+    override val wakesWithoutCallbacks: Boolean get() = true
+
     override fun onFailed(cause: Throwable) = cont.resumeWithException(cause)
 
     /** W2: the coroutine was cancelled while suspended. */

@@ -6,26 +6,31 @@
  * The engine knows permits, order and waiters; nothing here knows about locks or owners.
  *
  * STATE. One 64-bit atomic word:
- *     bit 63      SLOW: set while any waiter is queued, while the queue is closed, and while a
- *                 thread holds the lock and works on the word ("frozen", see below)
- *     bits 32..62 total: the permits that exist (held + available), 0..Int.MAX_VALUE
- *     bits 0..31  available: signed; below zero after reducePermits took permits still held (debt)
+ *     bit 63      SLOW: set while any waiter is queued, while the queue is closed, and while the
+ *                 word is locked
+ *     bit 62      LOCKED: the engine's lock (I3); set only together with SLOW
+ *     bits 31..61 total: the permits that exist (held + available), 0..Int.MAX_VALUE
+ *     bits 0..30  held: the permits granted and not yet released, 0..Int.MAX_VALUE
+ * available = total - held; it is below zero after reducePermits took permits still held (debt).
  * The waiters live in a WaitOrder (WaitOrder.kt): intrusive lists whose nodes are the waiters.
  *
  * INVARIANTS.
- * I1  held + available == total, where held is the sum of permits granted and not yet released.
+ * I1  held + available == total, where held is the sum of permits granted and not yet released
+ *     (the word stores held, so that both fields are never negative).
  *     Every path that grants permits either delivers them to a live requester or hands them back
  *     through release() (W3); nothing else changes `available`.
  * I2  Fast path: only while SLOW is clear may a thread change the word without the lock, and only by
  *     a single CAS that keeps SLOW clear (tryAcquire takes, release gives back). No lock, no
  *     allocation. A CAS that races with the lock holder setting SLOW fails and retries, then sees
  *     SLOW and takes the slow path.
- * I3  Slow path: a thread holding the lock first sets SLOW by CAS ("freezes" the word); from then
- *     until it stores the word back ("unfreeze"), it alone writes the word. It stores SLOW clear
- *     only if no waiter is queued and the queue is not closed. The unfreeze, the published queue
- *     length and a waiter's status are release stores, not full fences: no decision reads one of
- *     them and then relies on a store of another thread without a CAS on the word or the lock in
- *     between, and every reader meets them through a volatile load or the lock.
+ * I3  Slow path: a thread takes the lock by one CAS that sets LOCKED and SLOW on a word without
+ *     LOCKED; from then until it stores the word back (the unlock, a volatile store), it alone
+ *     writes the word. It stores SLOW clear only if no waiter is queued and the queue is not closed.
+ *     A thread that finds LOCKED set spins, then parks until an unlock (Platform.kt). The lock is
+ *     not re-entrant: the engine never takes it twice (W4: callbacks under it do not call back).
+ *     The published queue length and a waiter's status are release stores, not full fences: no
+ *     decision reads one of them and then relies on a store of another thread without a CAS on the
+ *     word in between, and every reader meets them through a volatile load or the lock.
  * I4  No barging: while a waiter is queued, SLOW is set, so no fast-path tryAcquire can take
  *     permits; on the slow path a newcomer may take permits only if it would be served before every
  *     queued waiter (newcomerLeads: never, in FIFO order, while anyone waits) and they fit.
@@ -37,9 +42,12 @@
  * I6  A waiter's status moves NEW -> QUEUED -> (GRANTED | FAILED | CANCELLED), or NEW -> GRANTED
  *     (granted at enqueue), only under the lock; exactly one of grant, fail (close, or a request
  *     grown larger than the total) and cancel wins.
- * I7  Waking happens outside the lock, through a per-thread trampoline: a callback that releases
- *     again (and so grants and wakes the next waiter) queues that wake instead of recursing, so the
- *     stack stays flat however long the chain of release-in-callback is.
+ * I7  Waking happens outside the lock, and the stack stays flat however long a chain of
+ *     release-in-callback is. A waiter whose wake runs no caller code on this thread (a coroutine's
+ *     resume is dispatched, or queued by kotlinx's own unconfined event loop; a thread is unparked)
+ *     is woken directly. A chain with any other waiter (a future runs its dependents inline) goes
+ *     through a per-thread trampoline: a callback that releases again queues that wake instead of
+ *     recursing.
  * I8  After close(): every queued waiter fails with SemaphoreClosedException and every later
  *     acquisition throws it; release, resizing and the metrics keep working.
  * I9  Bad input throws before anything changes: every check runs before the first write.
@@ -141,6 +149,9 @@ internal abstract class PermitWaiter(
     /** Called once, outside the queue's lock, when the request failed (closed, say); nothing is held. */
     abstract fun onFailed(cause: Throwable)
 
+    /** I7: true if [onGranted] and [onFailed] run no caller code on the calling thread. */
+    open val wakesWithoutCallbacks: Boolean get() = false
+
     /** W3: the requester went away after a successful claim; the permits go back through the grantee. */
     fun handBack() {
         check(status == GRANTED) { "only a granted waiter can hand its permits back" }
@@ -169,14 +180,13 @@ internal class WaiterQueue(
     private val order: WaitOrder,
     timeSource: TimeSource? = null,
 ) : AtomicStateCell(pack(checkInitialPermits(initialPermits), initialPermits, false)) {
-    private val lock = EngineLock()
     private val epoch: TimeMark? = if (order.usesClock) (timeSource ?: TimeSource.Monotonic).markNow() else null
 
     @Volatile
     private var closed = false
     private var closeCause: Throwable? = null
 
-    // The word's fields while frozen (lock held, I3), and the waiters to wake after unlocking.
+    // The word's fields while locked (I3), and the waiters to wake after unlocking.
     private var wTotal = 0
     private var wAvail = 0
     private var wakeHead: PermitWaiter? = null
@@ -222,13 +232,12 @@ internal class WaiterQueue(
         while (true) {
             val s = load()
             if (s < 0) break
-            val a = avail(s)
-            if (a < permits) {
-                val t = total(s)
+            val t = total(s)
+            if (t - held(s) < permits) {
                 require(permits <= t) { tooMany(permits, t) }
                 return false
             }
-            if (cas(s, s - permits)) return true
+            if (cas(s, s + permits)) return true // held + permits <= total: stays within its field
         }
         if (waitsIfRefused && loadQueued() > 0) return false
         return tryAcquireSlow(permits, priority)
@@ -306,10 +315,9 @@ internal class WaiterQueue(
         while (true) {
             val s = load()
             if (s < 0) break
-            val a = avail(s)
-            val t = total(s)
-            check(a.toLong() + permits <= t) { overRelease(permits, a, t) }
-            if (cas(s, pack(t, a + permits, false))) return
+            val h = held(s)
+            check(permits <= h) { overRelease(permits, total(s) - h, total(s)) }
+            if (cas(s, s - permits)) return
         }
         releaseSlow(permits)
     }
@@ -429,46 +437,60 @@ internal class WaiterQueue(
     }
 
     private inline fun <R> locked(block: () -> R): R {
-        lock.lock()
+        val s = lockWord()
+        wTotal = total(s)
+        wAvail = avail(s)
         var wake: PermitWaiter? = null
         try {
-            freeze()
-            try {
-                return block()
-            } finally {
-                storeRelease(pack(wTotal, wAvail, closed || order.size > 0)) // I3: the unfreeze
-                storeQueuedRelease(order.size)
-                wake = wakeHead
-                wakeHead = null
-                wakeTail = null
-            }
+            return block()
         } finally {
-            lock.unlock()
+            storeQueuedRelease(order.size)
+            wake = wakeHead
+            wakeHead = null
+            wakeTail = null
+            unlockStore(pack(wTotal, wAvail, closed || order.size > 0)) // I3: the unlock
             if (wake != null) wakeAll(wake)
         }
     }
 
-    /** I3: sets SLOW so that no fast path touches the word, and loads its fields. */
-    private fun freeze() {
+    /** I3: takes the lock (LOCKED and SLOW in one CAS) and returns the word as it was. */
+    private fun lockWord(): Long {
+        val s = load()
+        if (s and LOCKED == 0L && cas(s, s or LOCKED or SLOW)) return s
+        return lockWordContended()
+    }
+
+    private fun lockWordContended(): Long {
+        var step = 0
         while (true) {
             val s = load()
-            if (s < 0 || cas(s, s or SLOW)) {
-                wTotal = total(s)
-                wAvail = avail(s)
-                return
+            if (s and LOCKED == 0L) {
+                if (cas(s, s or LOCKED or SLOW)) return s
+            } else if (step++ < SPINS) {
+                pauseBriefly() // no memory access in between: cheap for the lock holder's core
+            } else {
+                parkWhileLocked(LOCKED)
             }
         }
     }
 
     companion object {
         private const val SLOW: Long = Long.MIN_VALUE
+        private const val LOCKED: Long = 1L shl 62
+        private const val FIELD: Long = 0x7FFF_FFFFL
 
-        fun avail(s: Long): Int = s.toInt()
+        /** Looks this many more times at a locked word, pausing briefly in between, before parking. */
+        private const val SPINS = 2
 
-        fun total(s: Long): Int = ((s ushr 32) and 0x7FFF_FFFFL).toInt()
+        fun held(s: Long): Int = (s and FIELD).toInt()
 
+        fun total(s: Long): Int = ((s ushr 31) and FIELD).toInt()
+
+        fun avail(s: Long): Int = total(s) - held(s)
+
+        /** The unlocked word; I1 keeps held = total - available within 0..Int.MAX_VALUE. */
         fun pack(total: Int, avail: Int, slow: Boolean): Long =
-            (if (slow) SLOW else 0L) or (total.toLong() shl 32) or (avail.toLong() and 0xFFFF_FFFFL)
+            (if (slow) SLOW else 0L) or (total.toLong() shl 31) or (total.toLong() - avail)
 
         /** A FIFO queue (Semaphore, Lock). */
         fun fifo(permits: Int): WaiterQueue = WaiterQueue(permits, FifoOrder())
@@ -494,8 +516,30 @@ private class WakeBatch {
 
 private val wakeSlot = ThreadSlot<WakeBatch>()
 
-/** Delivers a chain of waiters linked by `next`; re-entrant calls on this thread only append. */
+/** Delivers a chain of waiters linked by `next` (I7). */
 private fun wakeAll(chain: PermitWaiter) {
+    var w: PermitWaiter? = chain
+    while (w != null) {
+        if (!w.wakesWithoutCallbacks) return wakeThroughTrampoline(chain)
+        w = w.next
+    }
+    var error: Throwable? = null
+    w = chain
+    while (w != null) {
+        val next = w.next
+        w.next = null
+        try {
+            w.deliver()
+        } catch (e: Throwable) {
+            if (error == null) error = e else error.addSuppressed(e)
+        }
+        w = next
+    }
+    if (error != null) throw error
+}
+
+/** Delivers [chain] through this thread's trampoline: calls made while it drains only append. */
+private fun wakeThroughTrampoline(chain: PermitWaiter) {
     val batch = wakeSlot.get() ?: WakeBatch().also { wakeSlot.set(it) }
     var last = chain
     while (true) last = last.next ?: break

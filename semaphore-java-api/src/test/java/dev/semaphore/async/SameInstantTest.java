@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * The "granted in the same instant" interleavings of QueueFront's J2, produced deterministically on
- * one thread instead of hoped for in a race:
+ * The "granted in the same instant" interleavings of a future's withdrawal and its grant (JvmWaiters.kt;
+ * WaiterQueue.kt, W1-W3), produced deterministically on one thread instead of hoped for in a race:
  *  - interleaving 4 (C, then G, then the hook): a dependent registered by the caller runs BEFORE the
  *    library's completion hook (CompletableFuture runs dependents last-registered first), so a release
  *    inside it grants the waiter whose future was just cancelled, while it is still queued;

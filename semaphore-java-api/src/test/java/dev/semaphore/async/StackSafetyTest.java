@@ -89,7 +89,7 @@ class StackSafetyTest {
 
     @Test
     void aGrantMadeInsideAContinuationIsDeliveredAfterItReturns() {
-        // The price of the trampoline (QueueFront J6): inside a continuation, a release grants the next
+        // The price of the trampoline (WaiterQueue.kt, I7): inside a continuation, a release grants the next
         // waiter at once (its permits are taken) but its future completes only after the continuation
         // returns. So a continuation must never block waiting for what the next waiter would do.
         AsyncSemaphore s = AsyncSemaphore.create(1);

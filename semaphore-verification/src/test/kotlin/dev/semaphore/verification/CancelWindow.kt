@@ -1,11 +1,11 @@
 /*
- * Deterministic reproduction of the "granted, then cancelled before the wake" window, using the
- * engine's wake trampoline (WaiterQueue invariant I7): code that runs inside a waiter's onGranted
- * callback and releases permits gets its grants queued behind the current callback instead of
- * delivered at once. So, inside the callback of a raw SPI waiter, a release grants the coroutine's
- * waiter under the queue's lock and its wake is deferred; the test cancels that coroutine right
- * there and observes the primitive after the cancelled call has returned, before the deferred wake
- * runs. On a real machine the same window is opened by preemption between unlock and wake.
+ * Deterministic reproduction of the "granted, then cancelled before the wake" window for a primitive
+ * whose single permit cannot be granted to two waiters in one step (a Lock). The waiters that one
+ * locked step of the engine fails or grants are woken in one chain, in order, after the lock is
+ * released (WaiterQueue.kt, I7). So a raw engine waiter that fails in the same step in which the
+ * coroutine's waiter is granted, and that sits before it in the line, runs its onFailed callback
+ * between the coroutine's grant and its wake: the test cancels the coroutine there and observes the
+ * primitive. On a real machine the same window is opened by preemption between unlock and wake.
  */
 package dev.semaphore.verification
 
@@ -13,8 +13,8 @@ import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.WaiterQueue
 
-/** A bare engine waiter (it always claims) whose onGranted runs [inside] (once). */
-internal class CallbackWaiter(
+/** A bare engine waiter (it always claims) that must fail, and whose onFailed runs [inside] (once). */
+internal class FailingCallbackWaiter(
     queue: WaiterQueue,
     permits: Int,
     grantee: Grantee,
@@ -26,10 +26,10 @@ internal class CallbackWaiter(
 
     override fun tryClaim(): Boolean = true
 
-    override fun onGranted() {
+    override fun onGranted() = throw AssertionError("this waiter must fail, not be granted")
+
+    override fun onFailed(cause: Throwable) {
         ran = true
         inside()
     }
-
-    override fun onFailed(cause: Throwable) = throw AssertionError("unexpected failure", cause)
 }

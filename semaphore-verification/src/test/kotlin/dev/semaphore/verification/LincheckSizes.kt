@@ -18,8 +18,9 @@
  * (10,000 under -Pstress); the fixed ReadWriteLock scenarios 100 each in ReadWriteLockScenariosTest
  * and 150 in ReadWriteFutureLincheckTest (5x under -Pstress), because each of their invocations runs
  * several queued waiters (the regressions among them fail well within that on the code before their fix).
- * The model-checking numbers are small because the engine's slow path goes through a ReentrantLock,
- * which Lincheck explores event by event: on a loaded 2-core machine one invocation costs ~40 ms.
+ * The model-checking numbers are small because the engine's slow path goes through a lock (a bit of
+ * its state word, with spinning and parking), which Lincheck explores event by event: on a loaded
+ * 2-core machine one invocation costs ~40 ms.
  */
 package dev.semaphore.verification
 

@@ -3,8 +3,9 @@
  * commit 4af7dc7: the unlock window R1, the fast-path window R2 (then documented as L2), the
  * same-owner race R3, and the cancelled-grant window R4. Each R1-R3 test checks one fixed scenario
  * by model checking (no random scenarios), so it fails deterministically while the window exists;
- * R4 opens its window deterministically with the wake trampoline. All failed on that engine; they
- * pass on the core with Lock.kt's L3 spin and the claim at grant (WaiterQueue.kt, W1).
+ * R4 opens its window deterministically with a wake chain (CancelWindow.kt). R1-R4 failed on that
+ * engine (R4 in its first form, which deferred the wake with the trampoline); they pass on the core
+ * with Lock.kt's L3 spin and the claim at grant (WaiterQueue.kt, W1).
  *
  * The Lock is exercised with shared owners here (owner 1 and 2 are two objects; 0 is no owner).
  */
@@ -84,12 +85,16 @@ class LockRegressionTest {
 
     /**
      * R4, a cancelled lock() leaves its owner recorded as the holder (found by LockStressTest, K5).
-     * lock(A) is queued; a release grants it under the queue's lock (holder := A) and defers its wake;
-     * A's coroutine is cancelled in between: its cancel handler finds the waiter already granted and
-     * does nothing, so lock(A) completes as cancelled while A is still the recorded holder. A's next
-     * tryLock(A) then throws "already held by owner-1" although A holds nothing, and holdsLock(A) is
-     * true; the permit comes back only when the deferred wake hands it back. Deterministic: the window
-     * is held open by the wake trampoline (see CancelWindow.kt), not by timing.
+     * lock(A) is queued; a step of the engine grants it under the queue's lock (holder := A), and A's
+     * coroutine is cancelled before its wake: on the old engine its cancel handler found the waiter
+     * already granted and did nothing, so lock(A) completed as cancelled while A was still the
+     * recorded holder. A's next tryLock(A) then threw "already held by owner-1" although A held
+     * nothing, and holdsLock(A) was true. Deterministic, not timed: a raw engine waiter x, queued
+     * before A, fails in the same step in which A is granted (its request outgrows the total), and its
+     * callback runs between A's grant and A's wake (CancelWindow.kt). The step is a reducePermits on
+     * the Lock's engine, whose total the test raises first and restores at the end. With those extra
+     * permits, A is granted while owner-2 still holds the lock's own permit: A's record replaces
+     * owner-2's (a Lock records one holder), so the test returns owner-2's permit through the engine.
      */
     @Test
     fun cancelledLockLeavesOwnerRecordedAsHolder() {
@@ -97,27 +102,30 @@ class LockRegressionTest {
         val queue = (lock as dev.semaphore.LockImpl).waiterQueue
         val a = OWNERS[1]!!
         check(lock.tryLock(OWNERS[2]))
+        queue.addPermits(2) // total 3, 2 available
         val scope = kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Dispatchers.Unconfined)
         var inside: () -> Unit = {}
-        val x = CallbackWaiter(queue, 1, lock.Hold(null)) { inside() }
-        check(!queue.enqueue(x)) // x queued first
+        val x = FailingCallbackWaiter(queue, 3, lock.Hold(null)) { inside() }
+        check(!queue.enqueue(x)) // x queued first: 3 do not fit in 2
         var acquired = false
         val w = scope.launch { lock.lock(a); acquired = true } // A queued behind x
         check(lock.queueLength == 2)
         var observed: String? = null
+        var windowOpen = false
         inside = {
-            x.handBack() // releases x's grant: A is granted under the lock, its wake deferred
-            w.cancel() // A's lock() is cancelled now, before its wake
+            windowOpen = lock.holdsLock(a) && !acquired // granted under the lock, not yet woken
+            w.cancel() // cancelled now, inside that window
             // Contract: once the cancelled lock(A) has returned, A holds nothing. (A fixed engine may
             // instead keep lock(A) pending until its wake hands the grant back: then nothing to see here.)
-            if (w.isCompleted) {
+            if (w.isCompleted && !acquired) {
                 val relock = runCatching { lock.tryLock(a) }
                 observed = "holdsLock(A)=${lock.holdsLock(a)}, tryLock(A)=${relock.exceptionOrNull() ?: relock.getOrNull()}"
                 if (relock.getOrNull() == true) lock.unlock(a)
             }
         }
-        lock.unlock(OWNERS[2]) // grants x; x's callback runs the block above, then the deferred wake
+        queue.reducePermits(1) // total 2: x (3) fails, A (1 of the 1 free) is granted, in one step
         check(x.ran)
+        org.junit.jupiter.api.Assertions.assertTrue(windowOpen, "the window was not opened: A was not granted, or already woken")
         if (observed != null) {
             org.junit.jupiter.api.Assertions.assertEquals("holdsLock(A)=false, tryLock(A)=true", observed,
                 "after lock(A) was cancelled and returned, A must hold nothing")
@@ -126,8 +134,12 @@ class LockRegressionTest {
         // Either the cancellation won (A holds nothing) or the grant did (lock(A) returned: A holds it;
         // with Dispatchers.Unconfined a claimed resume is delivered even to a cancelled Job).
         org.junit.jupiter.api.Assertions.assertEquals(acquired, lock.holdsLock(a), "acquired=$acquired")
+        org.junit.jupiter.api.Assertions.assertEquals(if (acquired) 0 else 1, queue.availablePermits, "acquired=$acquired")
+        queue.release(1) // owner-2's permit
+        queue.reducePermits(1) // back to the Lock's total of 1
         if (acquired) lock.unlock(a)
         org.junit.jupiter.api.Assertions.assertFalse(lock.isLocked, "$lock")
+        org.junit.jupiter.api.Assertions.assertEquals(1, queue.totalPermits)
         org.junit.jupiter.api.Assertions.assertEquals(0, lock.queueLength)
     }
 

@@ -11,14 +11,17 @@
  * (no sequential order explains 1). A fixed-scenario Lincheck run with the reader after the cancelled
  * acquire did not report it within 2000 invocations (Lincheck's sequential model of "resumed, then
  * cancelled" seems to keep the permits too), so this regression test opens the window
- * deterministically with the wake trampoline (CancelWindow.kt) and asserts on the plain API.
+ * deterministically and asserts on the plain API: one release grants two queued acquires in one
+ * step, so their wakes form one chain, delivered in order after the lock is released. Under
+ * Dispatchers.Unconfined the first woken coroutine runs inside that delivery, before the second's
+ * wake, and cancels the second there: between its grant and its wake.
  */
 package dev.semaphore.verification
 
 import dev.semaphore.Semaphore
-import dev.semaphore.QueueBackedPool
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.launch
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
@@ -28,34 +31,34 @@ class SemaphoreRegressionTest {
     @Test
     fun cancelledAcquireStillHoldsPermitsAfterReturning() {
         val s = Semaphore(2)
-        val pool = s as QueueBackedPool
-        val queue = pool.waiterQueue
         check(s.tryAcquire(2))
         val scope = CoroutineScope(Dispatchers.Unconfined)
-        var inside: () -> Unit = {}
-        val x = CallbackWaiter(queue, 1, pool) { inside() }
-        check(!queue.enqueue(x))
-        var acquired = false
-        val w = scope.launch { s.acquire(1); acquired = true }
-        check(s.queueLength == 2)
+        lateinit var second: Job
+        var secondAcquired = false
         var observed: Int? = null
-        inside = {
-            x.handBack() // 1 permit back: the acquire(1) is granted under the lock, its wake deferred
-            w.cancel() // the acquire is cancelled now, before its wake
+        var firstRanBeforeSecondWake = false
+        val first = scope.launch {
+            s.acquire(1)
+            firstRanBeforeSecondWake = !second.isCompleted && !secondAcquired
+            second.cancel() // granted with the first, not yet woken: cancelled in between
             // Contract: once the cancelled acquire has returned, it holds nothing. (A fixed engine may
-            // instead keep acquire() pending until its wake hands the grant back: nothing to see then.)
-            if (w.isCompleted) observed = s.availablePermits
+            // instead keep it pending until its wake hands the grant back: nothing to see then.)
+            if (second.isCompleted && !secondAcquired) observed = s.availablePermits
         }
-        s.release(1) // grants x; x's callback runs the block above, then the deferred wake
-        check(x.ran)
+        second = scope.launch { s.acquire(1); secondAcquired = true }
+        check(s.queueLength == 2)
+        s.release(2) // grants both in one step; the first's wake runs the block above, then the second's
+        assertTrue(first.isCompleted, "the first coroutine must have ended: $first")
+        assertTrue(firstRanBeforeSecondWake, "the window was not opened: the second was woken first")
+        // The first holds 1 and the test none, so 1 is free unless the second holds it.
         if (observed != null) assertEquals(1, observed, "after acquire(1) was cancelled and returned, its permit must be free")
-        assertTrue(w.isCompleted, "the coroutine must have ended: $w")
-        // Either the cancellation won (nothing held by w) or the grant did (acquire returned: w holds 1;
-        // with Dispatchers.Unconfined a claimed resume is delivered even to a cancelled Job).
+        assertTrue(second.isCompleted, "the second coroutine must have ended: $second")
+        // Either the cancellation won (nothing held by the second) or the grant did (acquire returned: it
+        // holds 1; with Dispatchers.Unconfined a claimed resume is delivered even to a cancelled Job).
         // Never neither: the permit is not lost, and never both: it is not counted twice.
-        assertEquals(if (acquired) 0 else 1, s.availablePermits, "acquired=$acquired") // the test still holds 1 of the 2
-        if (acquired) s.release(1)
-        assertEquals(1, s.availablePermits)
+        assertEquals(if (secondAcquired) 0 else 1, s.availablePermits, "secondAcquired=$secondAcquired")
+        s.release(if (secondAcquired) 2 else 1)
+        assertEquals(2, s.availablePermits)
         assertEquals(0, s.queueLength)
     }
 }
