@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.atomic.AtomicLongFieldUpdater
 import java.util.concurrent.atomic.AtomicReference
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater
-import java.util.concurrent.locks.ReentrantLock
+import java.util.concurrent.locks.LockSupport
 
 /**
  * The engine's 64-bit atomic state word, as a base class so that the word is a field of the
@@ -95,58 +95,40 @@ internal abstract class StatusCell(initial: Int) {
 }
 
 /**
- * Where the threads that wait for a word's lock bit park (made on the first need). The count and the
- * word form a Dekker pair: a parker raises [parked] and then reads the word; the unlocker writes the
- * word and then reads [parked]. Both are volatile, so at least one sees the other's write: either the
- * parker sees the word unlocked and does not park, or the unlocker sees the parker and signals it.
- * The parker holds [lock] from its count to its await, so the signal cannot come before the await.
+ * Where the threads that wait for a word's lock bit park (made on the first need): a stack of parked
+ * threads, emptied and unparked by each unlock that finds it non-empty. The stack and the word form a
+ * Dekker pair: a parker pushes itself and then reads the word; the unlocker writes the word and then
+ * takes the stack. Both are volatile, so at least one sees the other's write: either the parker sees
+ * the word unlocked and does not park, or the unlocker takes the parker and unparks it. An unpark that
+ * comes before the park only makes the park return at once (LockSupport's permit); a parker whose node
+ * stays in the stack after it left gets one spurious unpark later, which every park tolerates. An
+ * interrupted thread's park returns at once, so it spins until the unlock, its interrupt still set.
  */
 private class LockParking {
-    private val lock = ReentrantLock() // parks virtual threads without pinning their carriers
-    private val unlocked = lock.newCondition()
+    private class Parked(val thread: Thread, val next: Parked?) {
+        @Volatile
+        var woken = false
+    }
 
-    @Volatile
-    private var parked = 0
+    private val top = AtomicReference<Parked?>(null)
 
     fun parkWhile(locked: () -> Boolean) {
-        lock.lock()
-        try {
-            PARKED.incrementAndGet(this)
-            try {
-                if (locked()) unlocked.awaitUninterruptibly()
-            } finally {
-                PARKED.decrementAndGet(this)
-            }
-        } finally {
-            lock.unlock()
+        var t = top.get()
+        var node = Parked(Thread.currentThread(), t)
+        while (!top.compareAndSet(t, node)) {
+            t = top.get()
+            node = Parked(Thread.currentThread(), t)
         }
+        while (!node.woken && locked()) LockSupport.park(this)
     }
 
     fun wakeAll() {
-        if (parked == 0) return
-        lock.lock()
-        try {
-            unlocked.signalAll()
-        } finally {
-            lock.unlock()
-        }
-    }
-
-    private companion object {
-        private val PARKED: AtomicIntegerFieldUpdater<LockParking> =
-            AtomicIntegerFieldUpdater.newUpdater(LockParking::class.java, "parked")
-
-        init {
-            // The JDK loads the node classes of a parked lock waiter on first use, and such a class
-            // load makes the JIT throw away every compiled method that inlined the lock's methods
-            // (here: the unlock's wakeAll) in the middle of a run. Loading them up front avoids that.
-            for (node in arrayOf("ExclusiveNode", "ConditionNode")) {
-                try {
-                    Class.forName("java.util.concurrent.locks.AbstractQueuedSynchronizer\$$node")
-                } catch (_: ClassNotFoundException) {
-                    // another JDK's lock has no such class: nothing to preload
-                }
-            }
+        if (top.get() == null) return
+        var p = top.getAndSet(null)
+        while (p != null) {
+            p.woken = true
+            LockSupport.unpark(p.thread)
+            p = p.next
         }
     }
 }
