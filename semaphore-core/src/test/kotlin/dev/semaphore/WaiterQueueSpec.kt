@@ -9,6 +9,9 @@ import io.kotest.matchers.shouldBe
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.concurrent.thread
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.EmptyCoroutineContext
+import kotlin.coroutines.startCoroutine
 
 /** A bare waiter of the engine: it always claims, and records its callbacks. */
 private class RecordingWaiter(
@@ -144,6 +147,39 @@ class WaiterQueueSpec : FunSpec({
         granted.get() shouldBe n
         q.availablePermits shouldBe 1
         q.queueLength shouldBe 0
+    }
+
+    test("stack safety: 100,000 coroutines with no dispatcher (resumed inline), each releasing, on a 256 KiB stack") {
+        // Without a CoroutineDispatcher kotlinx resumes a continuation inline, with no event loop to
+        // flatten nested resumes: those wakes must go through the trampoline (I7).
+        val s = Semaphore(1)
+        s.tryAcquire() shouldBe true
+        val n = 100_000
+        val finished = AtomicInteger()
+        repeat(n) {
+            suspend {
+                s.acquire()
+                s.release()
+            }.startCoroutine(Continuation(EmptyCoroutineContext) { r -> r.getOrThrow(); finished.incrementAndGet() })
+        }
+        s.queueLength shouldBe n
+        var error: Throwable? = null
+        val done = CountDownLatch(1)
+        val small = Thread(null, {
+            try {
+                s.release() // resumes the first inline; it releases, which resumes the next, ...
+            } catch (e: Throwable) {
+                error = e
+            } finally {
+                done.countDown()
+            }
+        }, "small-stack", 256L * 1024)
+        small.start()
+        done.await()
+        error shouldBe null
+        finished.get() shouldBe n
+        s.availablePermits shouldBe 1
+        s.queueLength shouldBe 0
     }
 
     test("callbacks run outside the lock: a callback may use the queue (tryAcquire, queueLength)") {

@@ -17,9 +17,11 @@
 package dev.semaphore.internal
 
 import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.InternalCoroutinesApi
 import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.withTimeoutOrNull
+import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.resumeWithException
 import kotlin.time.Duration
@@ -50,8 +52,13 @@ private class SuspendWaiter(
     @OptIn(InternalCoroutinesApi::class)
     override fun onGranted() = cont.completeResume(slot!!)
 
-    /** I7: completeResume dispatches, or kotlinx's unconfined event loop queues a nested resume. */
-    override val wakesWithoutCallbacks: Boolean get() = true
+    /**
+     * I7: with a CoroutineDispatcher, completeResume dispatches, or kotlinx's unconfined event loop
+     * queues a nested resume. Without one (a coroutine started with no dispatcher, or a bare
+     * ContinuationInterceptor), kotlinx resumes inline: that wake goes through the trampoline.
+     */
+    override val wakesWithoutCallbacks: Boolean
+        get() = cont.context[ContinuationInterceptor] is CoroutineDispatcher
 
     override fun onFailed(cause: Throwable) = cont.resumeWithException(cause)
 

@@ -43,9 +43,9 @@
  *     (granted at enqueue), only under the lock; exactly one of grant, fail (close, or a request
  *     grown larger than the total) and cancel wins.
  * I7  Waking happens outside the lock, and the stack stays flat however long a chain of
- *     release-in-callback is. A waiter whose wake runs no caller code on this thread (a coroutine's
- *     resume is dispatched, or queued by kotlinx's own unconfined event loop; a thread is unparked)
- *     is woken directly. A chain with any other waiter (a future runs its dependents inline) goes
+ *     release-in-callback is. A waiter whose wake runs no caller code on this thread (a coroutine
+ *     with a dispatcher: its resume is dispatched, or queued by kotlinx's own unconfined event loop;
+ *     a thread is unparked) is woken directly. A chain with any other waiter (a future runs its dependents inline) goes
  *     through a per-thread trampoline: a callback that releases again queues that wake instead of
  *     recursing.
  * I8  After close(): every queued waiter fails with SemaphoreClosedException and every later

@@ -1,11 +1,13 @@
 /*
- * Deterministic reproduction of the "granted, then cancelled before the wake" window for a primitive
- * whose single permit cannot be granted to two waiters in one step (a Lock). The waiters that one
- * locked step of the engine fails or grants are woken in one chain, in order, after the lock is
- * released (WaiterQueue.kt, I7). So a raw engine waiter that fails in the same step in which the
- * coroutine's waiter is granted, and that sits before it in the line, runs its onFailed callback
- * between the coroutine's grant and its wake: the test cancels the coroutine there and observes the
- * primitive. On a real machine the same window is opened by preemption between unlock and wake.
+ * Deterministic reproduction of the "granted, then cancelled before the wake" window. The waiters that
+ * one locked step of the engine fails or grants are woken in one chain, in order, after the lock is
+ * released (WaiterQueue.kt, I7). So a raw engine waiter that sits before the coroutine's waiter in the
+ * line, and is failed or granted in the same step in which the coroutine's waiter is granted, runs its
+ * callback between the coroutine's grant and its wake: the test cancels the coroutine there and
+ * observes the primitive. The callback runs on the test thread through the trampoline, outside any
+ * kotlinx event loop, so a cancellation that wins completes the coroutine right there (under
+ * Dispatchers.Unconfined). On a real machine the same window is opened by preemption between unlock
+ * and wake.
  */
 package dev.semaphore.verification
 
@@ -32,4 +34,25 @@ internal class FailingCallbackWaiter(
         ran = true
         inside()
     }
+}
+
+/** A bare engine waiter (it always claims) that must be granted, and whose onGranted runs [inside] (once). */
+internal class GrantedCallbackWaiter(
+    queue: WaiterQueue,
+    permits: Int,
+    grantee: Grantee,
+    private val inside: () -> Unit,
+) : PermitWaiter(queue, permits, 0, grantee) {
+    @Volatile
+    var ran = false
+        private set
+
+    override fun tryClaim(): Boolean = true
+
+    override fun onGranted() {
+        ran = true
+        inside()
+    }
+
+    override fun onFailed(cause: Throwable) = throw AssertionError("this waiter must be granted, not fail", cause)
 }

@@ -11,17 +11,15 @@
  * (no sequential order explains 1). A fixed-scenario Lincheck run with the reader after the cancelled
  * acquire did not report it within 2000 invocations (Lincheck's sequential model of "resumed, then
  * cancelled" seems to keep the permits too), so this regression test opens the window
- * deterministically and asserts on the plain API: one release grants two queued acquires in one
- * step, so their wakes form one chain, delivered in order after the lock is released. Under
- * Dispatchers.Unconfined the first woken coroutine runs inside that delivery, before the second's
- * wake, and cancels the second there: between its grant and its wake.
+ * deterministically (CancelWindow.kt): one release grants a raw engine waiter x and the queued
+ * acquire in one step, and x's callback, which runs before the acquire's wake, cancels the acquire.
  */
 package dev.semaphore.verification
 
+import dev.semaphore.QueueBackedPool
 import dev.semaphore.Semaphore
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
-import kotlinx.coroutines.Job
 import kotlinx.coroutines.launch
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
@@ -31,33 +29,36 @@ class SemaphoreRegressionTest {
     @Test
     fun cancelledAcquireStillHoldsPermitsAfterReturning() {
         val s = Semaphore(2)
+        val pool = s as QueueBackedPool
+        val queue = pool.waiterQueue
         check(s.tryAcquire(2))
         val scope = CoroutineScope(Dispatchers.Unconfined)
-        lateinit var second: Job
-        var secondAcquired = false
-        var observed: Int? = null
-        var firstRanBeforeSecondWake = false
-        val first = scope.launch {
-            s.acquire(1)
-            firstRanBeforeSecondWake = !second.isCompleted && !secondAcquired
-            second.cancel() // granted with the first, not yet woken: cancelled in between
-            // Contract: once the cancelled acquire has returned, it holds nothing. (A fixed engine may
-            // instead keep it pending until its wake hands the grant back: nothing to see then.)
-            if (second.isCompleted && !secondAcquired) observed = s.availablePermits
-        }
-        second = scope.launch { s.acquire(1); secondAcquired = true }
+        var inside: () -> Unit = {}
+        val x = GrantedCallbackWaiter(queue, 1, pool) { inside() }
+        check(!queue.enqueue(x)) // x first in line
+        var acquired = false
+        val w = scope.launch { s.acquire(1); acquired = true } // behind x
         check(s.queueLength == 2)
-        s.release(2) // grants both in one step; the first's wake runs the block above, then the second's
-        assertTrue(first.isCompleted, "the first coroutine must have ended: $first")
-        assertTrue(firstRanBeforeSecondWake, "the window was not opened: the second was woken first")
-        // The first holds 1 and the test none, so 1 is free unless the second holds it.
+        var observed: Int? = null
+        var windowOpen = false
+        inside = {
+            windowOpen = s.availablePermits == 0 && !acquired && !w.isCompleted // both granted, w not yet woken
+            w.cancel() // the acquire is cancelled now, before its wake
+            // Contract: once the cancelled acquire has returned, it holds nothing. (A fixed engine may
+            // instead keep acquire() pending until its wake hands the grant back: nothing to see then.)
+            if (w.isCompleted && !acquired) observed = s.availablePermits
+        }
+        s.release(2) // grants x and the acquire in one step; x's callback runs the block above, then the acquire's wake
+        check(x.ran)
+        assertTrue(windowOpen, "the window was not opened: the acquire was not granted, or already woken")
+        // x holds 1 and the test none, so 1 is free unless the cancelled acquire still holds it.
         if (observed != null) assertEquals(1, observed, "after acquire(1) was cancelled and returned, its permit must be free")
-        assertTrue(second.isCompleted, "the second coroutine must have ended: $second")
-        // Either the cancellation won (nothing held by the second) or the grant did (acquire returned: it
-        // holds 1; with Dispatchers.Unconfined a claimed resume is delivered even to a cancelled Job).
+        assertTrue(w.isCompleted, "the coroutine must have ended: $w")
+        // Either the cancellation won (nothing held by w) or the grant did (acquire returned: w holds 1;
+        // with Dispatchers.Unconfined a claimed resume is delivered even to a cancelled Job).
         // Never neither: the permit is not lost, and never both: it is not counted twice.
-        assertEquals(if (secondAcquired) 0 else 1, s.availablePermits, "secondAcquired=$secondAcquired")
-        s.release(if (secondAcquired) 2 else 1)
+        assertEquals(if (acquired) 0 else 1, s.availablePermits, "acquired=$acquired")
+        s.release(if (acquired) 2 else 1) // x's permit, and w's if it holds one
         assertEquals(2, s.availablePermits)
         assertEquals(0, s.queueLength)
     }
