@@ -41,6 +41,21 @@ private object ReleasingGrantee : Grantee {
 
 private fun queueOf(permits: Int): WaiterQueue = (Semaphore(permits) as QueueBackedPool).waiterQueue
 
+/** Runs [block] on a thread with a 256 KiB stack; returns what it threw, or null. */
+private fun onSmallStack(block: () -> Unit): Throwable? {
+    var error: Throwable? = null
+    val small = Thread(null, {
+        try {
+            block()
+        } catch (e: Throwable) {
+            error = e
+        }
+    }, "small-stack", 256L * 1024)
+    small.start()
+    small.join()
+    return error
+}
+
 /** The engine's waiter interface (WaiterQueue.kt, W1..W4), with a bare waiter. */
 class WaiterQueueSpec : FunSpec({
     test("a thread that finds the engine locked parks, and the unlock wakes it (I3)") {
@@ -130,20 +145,7 @@ class WaiterQueueSpec : FunSpec({
         val granted = AtomicInteger()
         val waiters = List(n) { RecordingWaiter(q, 1) { w -> granted.incrementAndGet(); q.release(w.permits) } }
         waiters.forEach { q.enqueue(it) shouldBe false }
-        var error: Throwable? = null
-        val done = CountDownLatch(1)
-        val small = Thread(null, {
-            try {
-                q.release(1) // grants the first; its callback releases, which grants the next, ...
-            } catch (e: Throwable) {
-                error = e
-            } finally {
-                done.countDown()
-            }
-        }, "small-stack", 256L * 1024)
-        small.start()
-        done.await()
-        error shouldBe null
+        onSmallStack { q.release(1) } shouldBe null // grants the first; its callback releases, which grants the next, ...
         granted.get() shouldBe n
         q.availablePermits shouldBe 1
         q.queueLength shouldBe 0
@@ -163,20 +165,7 @@ class WaiterQueueSpec : FunSpec({
             }.startCoroutine(Continuation(EmptyCoroutineContext) { r -> r.getOrThrow(); finished.incrementAndGet() })
         }
         s.queueLength shouldBe n
-        var error: Throwable? = null
-        val done = CountDownLatch(1)
-        val small = Thread(null, {
-            try {
-                s.release() // resumes the first inline; it releases, which resumes the next, ...
-            } catch (e: Throwable) {
-                error = e
-            } finally {
-                done.countDown()
-            }
-        }, "small-stack", 256L * 1024)
-        small.start()
-        done.await()
-        error shouldBe null
+        onSmallStack { s.release() } shouldBe null // resumes the first inline; it releases, which resumes the next, ...
         finished.get() shouldBe n
         s.availablePermits shouldBe 1
         s.queueLength shouldBe 0

@@ -15,11 +15,15 @@ import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.WaiterQueue
 
-/** A bare engine waiter (it always claims) that must fail, and whose onFailed runs [inside] (once). */
-internal class FailingCallbackWaiter(
+/**
+ * A bare engine waiter (it always claims) whose callback runs [inside] (once): onGranted if [granted],
+ * else onFailed; the other callback is a test failure.
+ */
+internal class CallbackWaiter(
     queue: WaiterQueue,
     permits: Int,
     grantee: Grantee,
+    private val granted: Boolean,
     private val inside: () -> Unit,
 ) : PermitWaiter(queue, permits, 0, grantee) {
     @Volatile
@@ -28,31 +32,12 @@ internal class FailingCallbackWaiter(
 
     override fun tryClaim(): Boolean = true
 
-    override fun onGranted() = throw AssertionError("this waiter must fail, not be granted")
+    override fun onGranted() = if (granted) run() else throw AssertionError("this waiter must fail, not be granted")
 
-    override fun onFailed(cause: Throwable) {
+    override fun onFailed(cause: Throwable) = if (!granted) run() else throw AssertionError("this waiter must be granted", cause)
+
+    private fun run() {
         ran = true
         inside()
     }
-}
-
-/** A bare engine waiter (it always claims) that must be granted, and whose onGranted runs [inside] (once). */
-internal class GrantedCallbackWaiter(
-    queue: WaiterQueue,
-    permits: Int,
-    grantee: Grantee,
-    private val inside: () -> Unit,
-) : PermitWaiter(queue, permits, 0, grantee) {
-    @Volatile
-    var ran = false
-        private set
-
-    override fun tryClaim(): Boolean = true
-
-    override fun onGranted() {
-        ran = true
-        inside()
-    }
-
-    override fun onFailed(cause: Throwable) = throw AssertionError("this waiter must be granted, not fail", cause)
 }
