@@ -528,11 +528,7 @@ private fun wakeAll(chain: PermitWaiter) {
     while (w != null) {
         val next = w.next
         w.next = null
-        try {
-            w.deliver()
-        } catch (e: Throwable) {
-            if (error == null) error = e else error.addSuppressed(e)
-        }
+        error = deliverCollecting(w, error)
         w = next
     }
     if (error != null) throw error
@@ -555,16 +551,23 @@ private fun wakeThroughTrampoline(chain: PermitWaiter) {
             batch.head = w.next
             if (batch.head == null) batch.tail = null
             w.next = null
-            try {
-                w.deliver()
-            } catch (e: Throwable) {
-                if (error == null) error = e else error.addSuppressed(e)
-            }
+            error = deliverCollecting(w, error)
         }
     } finally {
         batch.draining = false
     }
     if (error != null) throw error
+}
+
+/** Delivers [w]; a throwing callback does not stop the others: its error joins [error], rethrown at the end. */
+private fun deliverCollecting(w: PermitWaiter, error: Throwable?): Throwable? {
+    try {
+        w.deliver()
+    } catch (e: Throwable) {
+        if (error == null) return e
+        error.addSuppressed(e)
+    }
+    return error
 }
 
 // ---- checks and messages shared by every front-end ----
