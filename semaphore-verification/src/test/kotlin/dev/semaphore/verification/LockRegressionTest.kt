@@ -118,8 +118,9 @@ class LockRegressionTest {
             // Contract: once the cancelled lock(A) has returned, A holds nothing. (A fixed engine may
             // instead keep lock(A) pending until its wake hands the grant back: then nothing to see here.)
             if (w.isCompleted && !acquired) {
+                val held = lock.holdsLock(a) // read before the tryLock below, which may take the lock for A
                 val relock = runCatching { lock.tryLock(a) }
-                observed = "holdsLock(A)=${lock.holdsLock(a)}, tryLock(A)=${relock.exceptionOrNull() ?: relock.getOrNull()}"
+                observed = "holdsLock(A)=$held, tryLock(A)=${relock.exceptionOrNull() ?: relock.getOrNull()}"
                 if (relock.getOrNull() == true) lock.unlock(a)
             }
         }
