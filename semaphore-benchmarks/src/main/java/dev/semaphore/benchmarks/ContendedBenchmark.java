@@ -32,8 +32,11 @@ public class ContendedBenchmark {
     /** Mean of the geometric work inside and outside the critical section. */
     public static final int WORK = 50;
 
-    /** ours = dev.semaphore.Semaphore, kotlinx = kotlinx.coroutines.sync.Semaphore. */
-    @Param({"ours", "kotlinx"})
+    /**
+     * ours = dev.semaphore.Semaphore, kotlinx = kotlinx.coroutines.sync.Semaphore, floor = the public-API floor of a
+     * queue of waiters (PublicApiFloor.kt, QueueFloor).
+     */
+    @Param({"ours", "kotlinx", "floor"})
     public String impl;
 
     /** Where the coroutines run: Dispatchers.Default, or a fixed pool of 2 threads. */
@@ -71,6 +74,6 @@ public class ContendedBenchmark {
     /** All sections on a fresh semaphore. */
     @Benchmark
     public long semaphore() {
-        return Workloads.contended(Primitives.semaphore(impl, permits), dispatchers.dispatcher, coroutineCount, sections, WORK, WORK);
+        return Workloads.contended(Primitives.contendedSemaphore(impl, permits), dispatchers.dispatcher, coroutineCount, sections, WORK, WORK);
     }
 }

@@ -27,8 +27,11 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 @State(Scope.Benchmark)
 public class ContendedLockBenchmark {
-    /** ours = dev.semaphore.Lock, kotlinx = kotlinx.coroutines.sync.Mutex. */
-    @Param({"ours", "kotlinx"})
+    /**
+     * ours = dev.semaphore.Lock, kotlinx = kotlinx.coroutines.sync.Mutex, floor = the public-API floor of a queue of
+     * waiters with one permit (PublicApiFloor.kt, QueueFloor).
+     */
+    @Param({"ours", "kotlinx", "floor"})
     public String impl;
 
     /** Where the coroutines run: Dispatchers.Default, or a fixed pool of 2 threads. */
@@ -62,7 +65,7 @@ public class ContendedLockBenchmark {
     /** All sections on a fresh lock. */
     @Benchmark
     public long lock() {
-        return Workloads.contended(Primitives.lock(impl, false), dispatchers.dispatcher, coroutineCount, sections,
+        return Workloads.contended(Primitives.contendedLock(impl), dispatchers.dispatcher, coroutineCount, sections,
                 ContendedBenchmark.WORK, ContendedBenchmark.WORK);
     }
 }

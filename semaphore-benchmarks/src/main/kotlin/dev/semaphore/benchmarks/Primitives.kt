@@ -6,7 +6,8 @@
  *   with no extra synchronization, so ours and the peers pay the same adapter cost (one interface call).
  * - Impl names are the ones the report pairs on: "ours*" are ours; "kotlinx", "plain", "none", "floor" are the
  *   references ours is divided by (see report/BenchmarkReport.java).
- * - "floor" is the public-API floor of a hand-off (PublicApiFloor.kt): one permit, at most one waiter.
+ * - "floor" is a public-API floor (PublicApiFloor.kt): of a hand-off (one permit, at most one waiter) in
+ *   [Primitives.semaphore] and [Primitives.lock], of a queue of waiters in the contended* factories.
  */
 package dev.semaphore.benchmarks
 
@@ -54,6 +55,14 @@ public object Primitives {
     }
 
     /**
+     * A semaphore of [permits] permits for the contended workloads: as [semaphore], except that "floor" is the
+     * public-API floor of a queue of waiters ([QueueFloor]), not of a single hand-off.
+     */
+    @JvmStatic
+    public fun contendedSemaphore(impl: String, permits: Int): SuspendPermits =
+        if (impl == "floor") QueueFloor(held = false, permits = permits) else semaphore(impl, permits)
+
+    /**
      * A mutual-exclusion lock, free or (with [locked]) already held: "ours" (dev.semaphore.Lock) or
      * "kotlinx" (kotlinx.coroutines.sync.Mutex), or "floor" (the public-API floor of a hand-off, [HandoffFloor]:
      * a lock is a one-permit semaphore as far as a hand-off goes).
@@ -66,6 +75,11 @@ public object Primitives {
         "floor" -> HandoffFloor(held = locked)
         else -> throw IllegalArgumentException("unknown lock impl '$impl' (expected ours, kotlinx or floor)")
     }
+
+    /** A lock for the contended workloads: as [lock] (free), except that "floor" is [QueueFloor] with one permit. */
+    @JvmStatic
+    public fun contendedLock(impl: String): SuspendPermits =
+        if (impl == "floor") QueueFloor(held = false, permits = 1) else lock(impl, false)
 
     /**
      * For the priority benchmark: "plain" is our FIFO Semaphore; "priority-L" is our PrioritySemaphore where

@@ -24,9 +24,11 @@
  *   one continuation at most, and the pair is never allocated again. A third waiter is refused with
  *   IllegalStateException: the floor is for the strict hand-off between two coroutines and nothing else.
  *
- * QueueFloor is the memory floor of a queued waiter: the same suspension, the continuation kept in a plain array
- * (4 B per waiter with compressed references, the array allocated by the first waiter), one handler shared by all
- * waiters (a cancelled waiter is dropped lazily, so no per-waiter handler object), under a monitor.
+ * QueueFloor is the memory floor of a queued waiter and the floor of the contended benchmarks: the same suspension,
+ * the continuation kept in a plain array (4 B per waiter with compressed references, the array allocated by the first
+ * waiter), one handler shared by all waiters (a cancelled waiter is dropped lazily, so no per-waiter handler object),
+ * a permit count and the array under a monitor, and the resume (tryResume, completeResume) outside it. It has what a
+ * FIFO semaphore needs and nothing more: no multi-permit requests, priorities, resizing, close or metrics.
  */
 package dev.semaphore.benchmarks
 
@@ -147,17 +149,23 @@ private suspend fun suspendInSlot(floor: HandoffFloor): Any? =
 private val suspendInSlotAsUnit: suspend (HandoffFloor) -> Unit = ::suspendInSlot as suspend (HandoffFloor) -> Unit
 
 /**
- * The memory floor of a queued waiter: a one-permit primitive whose waiters are continuations in a FIFO array
- * (see the file comment). [held] = start with the permit taken. [capacityHint] = the size of the array the first
- * waiter allocates (it doubles when full), so that a probe of N waiters counts 4 B each and no growth slack.
+ * The floor of a queued waiter: a semaphore of [permits] permits (1 unless given) whose waiters are continuations
+ * in a FIFO array (see the file comment). [held] = start with one permit taken. [capacityHint] = the size of the
+ * array the first waiter allocates (it doubles when full), so that a probe of N waiters counts 4 B each and no
+ * growth slack. The memory probe uses it with one held permit; the contended benchmarks with every permit count.
  */
-public class QueueFloor(held: Boolean, private val capacityHint: Int = 16) :
+public class QueueFloor @JvmOverloads constructor(
+    held: Boolean,
+    private val capacityHint: Int = 16,
+    private val permits: Int = 1,
+) :
     SuspendPermits,
     (Throwable?) -> Unit,
     (Throwable, Any?, CoroutineContext) -> Unit {
 
     private val lock = Any()
-    private var free = !held
+    /** Permits free now: none while anyone waits. */
+    private var free = permits - (if (held) 1 else 0)
     private var waiters: Array<CancellableContinuation<Any?>?>? = null
     private var head = 0
     private var tail = 0
@@ -169,8 +177,8 @@ public class QueueFloor(held: Boolean, private val capacityHint: Int = 16) :
 
     override suspend fun acquire(caller: Int) {
         synchronized(lock) {
-            if (free) {
-                free = false
+            if (free > 0) {
+                free--
                 return
             }
         }
@@ -182,10 +190,10 @@ public class QueueFloor(held: Boolean, private val capacityHint: Int = 16) :
         while (true) {
             val cont: CancellableContinuation<Any?>
             synchronized(lock) {
-                check(!free) { "over-release: the floor's permit is already free" }
+                check(free < permits) { "over-release: the floor's $permits permits are all free" }
                 val w = waiters
                 if (w == null || head == tail) {
-                    free = true
+                    free++
                     return
                 }
                 cont = w[head]!!
@@ -199,8 +207,8 @@ public class QueueFloor(held: Boolean, private val capacityHint: Int = 16) :
         }
     }
 
-    /** 1 if the permit is free, else 0. */
-    public val available: Int get() = synchronized(lock) { if (free) 1 else 0 }
+    /** Permits free now. */
+    public val available: Int get() = synchronized(lock) { free }
 
     /** Waiters now, not counting cancelled entries not yet dropped (a scan: for checks, not for speed). */
     override val queued: Int
@@ -222,8 +230,8 @@ public class QueueFloor(held: Boolean, private val capacityHint: Int = 16) :
     internal fun park(cont: CancellableContinuation<Any?>) {
         cont.invokeOnCancellation(this)
         synchronized(lock) {
-            if (free) {
-                free = false
+            if (free > 0) {
+                free--
             } else {
                 var w = waiters ?: arrayOfNulls<CancellableContinuation<Any?>?>(capacityHint).also { waiters = it }
                 if (tail == w.size) {

@@ -35,12 +35,34 @@ import org.junit.jupiter.params.provider.ValueSource;
 class WorkloadsTest {
 
     @ParameterizedTest
-    @ValueSource(strings = {"ours", "kotlinx"})
+    @ValueSource(strings = {"ours", "kotlinx", "floor"})
     void contendedRunsEverySectionOnceForSemaphoresAndLocks(String impl) {
-        long a = Workloads.contended(Primitives.semaphore(impl, 2), Dispatchers.getDefault(), 50, 2_000, 5, 5);
-        long b = Workloads.contended(Primitives.semaphore(impl, 2), Dispatchers.getDefault(), 50, 2_000, 5, 5);
+        long a = Workloads.contended(Primitives.contendedSemaphore(impl, 2), Dispatchers.getDefault(), 50, 2_000, 5, 5);
+        long b = Workloads.contended(Primitives.contendedSemaphore(impl, 2), Dispatchers.getDefault(), 50, 2_000, 5, 5);
         assertEquals(a, b, "the work is deterministic: same digest for the same sizes");
-        Workloads.contended(Primitives.lock(impl, false), Dispatchers.getDefault(), 7, 1_001, 5, 5);
+        Workloads.contended(Primitives.contendedLock(impl), Dispatchers.getDefault(), 7, 1_001, 5, 5);
+    }
+
+    @Test
+    void queueFloorCountsSeveralPermits() {
+        QueueFloor floor = new QueueFloor(false, 4, 3);
+        for (int i = 0; i < 3; i++) {
+            assertTrue(acquireIn(floor, Dispatchers.getUnconfined()).isCompleted(), "permit " + i + " of 3 was free");
+        }
+        assertEquals(0, floor.getAvailable());
+        Job fourth = acquireIn(floor, Dispatchers.getUnconfined());
+        assertFalse(fourth.isCompleted(), "a fourth acquirer must wait");
+        assertEquals(1, floor.getQueued());
+        floor.release(); // handed to the fourth, not freed
+        assertTrue(fourth.isCompleted());
+        assertEquals(0, floor.getQueued());
+        assertEquals(0, floor.getAvailable());
+        floor.release();
+        floor.release();
+        floor.release();
+        assertEquals(3, floor.getAvailable());
+        IllegalStateException e = assertThrows(IllegalStateException.class, floor::release, "over-release");
+        assertTrue(e.getMessage().contains("3 permits"), e.getMessage());
     }
 
     @ParameterizedTest
