@@ -2,25 +2,14 @@
  * Waiting by suspending a coroutine: the coroutine kind of waiter (WaiterQueue.kt, W1..W4), shared by
  * Semaphore, Lock and PrioritySemaphore.
  *
- * - W1, the claim: under the queue's lock, a look at the continuation; a coroutine already cancelled
- *   refuses. The resume itself (kotlinx's tryResume + completeResume) runs outside the lock, in
- *   onGranted, so the lock is not held across kotlinx's state change and the removal of the
- *   continuation's node from the coroutine's Job. What commits the coroutine to a claimed grant is C1.
- * - C1, the claimed grant is taken or handed back, before the coroutine runs again: after the claim, the
- *   continuation is either resumed by onGranted (tryResume wins) or cancelled first. kotlinx calls the
- *   cancellation handler of a cancelled continuation once, after its state became cancelled and before
- *   it dispatches the coroutine with the CancellationException. So that handler (W2) finds the waiter
- *   granted, sees the continuation cancelled, and hands the permits back (W3) right there: once a
- *   cancelled acquire throws, it holds nothing (LockRegressionTest R4). onGranted's tryResume then
- *   fails and does nothing. The handler is the only hand-back of a claimed grant that was never
- *   resumed, because tryResume cannot succeed on a cancelled continuation.
+ * - W1, the claim: kotlinx's tryResume(value, onCancellation) under the queue's lock; it fails if the
+ *   coroutine is already cancelled. Once it succeeds cancellation can no longer win the continuation:
+ *   completeResume (outside the lock) dispatches it.
  * - W2: the continuation's cancellation handler calls cancel(w) while the waiter is queued.
- * - W3: if the coroutine's Job is cancelled after the resume but before it runs (prompt
- *   cancellation), the resume's onCancellation hook hands the permits back before the coroutine sees
- *   the CancellationException. kotlinx then calls the cancellation handler too, which finds the
- *   continuation resumed, not cancelled, and leaves the hand-back to the hook. Granted at enqueue
- *   (inside suspendCancellableCoroutine's block), the waiter resumes with the same hook, which hands
- *   back at once if the coroutine is already cancelled.
+ * - W3: if the coroutine's Job is cancelled after the claim but before it resumes (prompt
+ *   cancellation), the onCancellation hook hands the permits back before the coroutine sees the
+ *   CancellationException. Granted at enqueue (inside suspendCancellableCoroutine's block), the
+ *   waiter resumes with the same hook, which hands back at once if the coroutine is already cancelled.
  * - Timed acquisition (acquireWithin) records "acquired" in the same synchronous step in which
  *   acquire() returns; a timeout or cancellation that lands after that point gives the permits back
  *   instead of dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
@@ -53,15 +42,15 @@ private class SuspendWaiter(
     /** This waiter as the prompt-cancellation hook of resume (typed, to pick the 3-argument overload). */
     val handBackOnCancel: (Throwable, Any?, CoroutineContext) -> Unit get() = this
 
-    /** W1: a cancelled coroutine refuses; any later cancellation is C1's. */
-    override fun tryClaim(): Boolean = !cont.isCancelled
-
-    /** C1: the resume, outside the lock; if the continuation was cancelled meanwhile, its handler hands back. */
     @OptIn(InternalCoroutinesApi::class)
-    override fun onGranted() {
-        val token = cont.tryResume(Unit, null, handBackOnCancel) ?: return
-        cont.completeResume(token)
+    override fun tryClaim(): Boolean {
+        val token = cont.tryResume(Unit, null, handBackOnCancel) ?: return false
+        slot = token // read by onGranted after the lock is released
+        return true
     }
+
+    @OptIn(InternalCoroutinesApi::class)
+    override fun onGranted() = cont.completeResume(slot!!)
 
     /**
      * I7: with a CoroutineDispatcher, completeResume dispatches, or kotlinx's unconfined event loop
@@ -73,12 +62,9 @@ private class SuspendWaiter(
 
     override fun onFailed(cause: Throwable) = cont.resumeWithException(cause)
 
-    /**
-     * W2: the coroutine was cancelled while suspended. If a grant won (cancel is false) and the
-     * continuation is cancelled, not resumed, the grant was claimed but never delivered: C1 hands it back.
-     */
+    /** W2: the coroutine was cancelled while suspended. */
     override fun invoke(cause: Throwable?) {
-        if (!queue.cancel(this) && status == GRANTED && cont.isCancelled) handBack()
+        queue.cancel(this)
     }
 
     /** W3: granted, but the coroutine was cancelled before it could take the permits. */

@@ -66,8 +66,7 @@
  *     claim its requester (tryClaim). A requester that is already gone refuses: a cancelled
  *     coroutine, a future that anyone already completed or cancelled, a thread that gave up. The
  *     waiter is then dropped as CANCELLED and the permits go on to the next in line. A successful
- *     claim commits the requester to the grant, which is delivered outside the lock (onGranted);
- *     a coroutine's claim is a look at its continuation, and what commits it is C1 (Suspending.kt).
+ *     claim commits the requester to the grant, which is delivered outside the lock (onGranted).
  *     The grant is finished only when its status is GRANTED, written last (after the grantee is
  *     told, W4): a requester that sees its claim outside the lock (a thread looking at its own
  *     state) calls cancel(w) before acting on it, and cancel's false return orders it after the
@@ -76,7 +75,7 @@
  *     nothing held and no callback will run. False means a grant or a failure already won (I6): a
  *     failure holds nothing, and a grant was claimed (W1), so the permits are the requester's.
  * W3  Prompt cancellation is the only hand-back: a requester that goes away after its successful
- *     claim but before it takes the permits (the coroutine cancelled before it runs again, C1, the
+ *     claim but before it takes the permits (the coroutine's Job cancelled before it resumes, the
  *     future completed by someone else before onGranted completes it, the thread interrupted) gives
  *     them back through PermitWaiter.handBack, which releases them. So a grant is taken by its
  *     requester or handed back, never both, never neither.
@@ -130,8 +129,9 @@ internal abstract class PermitWaiter(
     var next: PermitWaiter? = null
 
     /**
-     * One reference whose meaning follows the status (one field instead of two keeps a waiter at
-     * 48 bytes): while QUEUED in an aging PriorityOrder, the enqueue time (a Long); once FAILED,
+     * One reference whose meaning follows the status (one field instead of three keeps a waiter at
+     * 48 bytes): while QUEUED in an aging PriorityOrder, the enqueue time (a Long); between a
+     * successful claim and onGranted, whatever the subclass keeps for its claim (W1); once FAILED,
      * the failure.
      */
     var slot: Any? = null

@@ -5,8 +5,7 @@
  * by model checking (no random scenarios), so it fails deterministically while the window exists;
  * R4 opens its window deterministically with a wake chain (CancelWindow.kt). R1-R4 failed on that
  * engine (R4 in its first form, which deferred the wake with the trampoline); they pass on the core
- * with Lock.kt's L3 spin, the claim at grant (WaiterQueue.kt, W1) and, for R4, the hand-back from the
- * cancellation handler of a claimed coroutine (Suspending.kt, C1).
+ * with Lock.kt's L3 spin and the claim at grant (WaiterQueue.kt, W1).
  *
  * The Lock is exercised with shared owners here (owner 1 and 2 are two objects; 0 is no owner).
  */

@@ -1,7 +1,6 @@
 /*
  * The Semaphore side of LockRegressionTest R4. It failed on the engine of commit 4af7dc7 and passes
- * with the claim at grant (WaiterQueue.kt, W1) and the hand-back from the cancellation handler of a
- * claimed coroutine (Suspending.kt, C1). A queued acquire is granted under the queue's lock, its coroutine is cancelled before
+ * with the claim at grant (WaiterQueue.kt, W1). A queued acquire is granted under the queue's lock, its coroutine is cancelled before
  * the granting thread wakes it (the wake runs after the lock is released), the cancel handler finds
  * the waiter granted and does nothing, and acquire() completes as cancelled while its permits are
  * still counted as held; they come back only when the granting thread's wake hands them back.
