@@ -35,7 +35,7 @@ import kotlin.time.toKotlinDuration
 public fun <T> Semaphore.acquireAsync(permits: Int, timeout: Long, unit: TimeUnit, onGrant: (Int) -> T): CompletableFuture<T> {
     val pool = this as? QueueBackedPool ?: throw notEngineBacked(this)
     val queue = pool.waiterQueue
-    return future(timeout, unit, { queue.tryAcquire(permits) }, { onGrant(permits) }) {
+    return future(timeout, unit, { queue.tryAcquirePermits(permits) }, { onGrant(permits) }) {
         queue.requestFuture(permits, 0, pool, onGrant, permits)
     }
 }
@@ -50,7 +50,7 @@ public fun <T> PrioritySemaphore.acquireAsync(
 ): CompletableFuture<T> {
     val pool = this as? QueueBackedPool ?: throw notEngineBacked(this)
     val queue = pool.waiterQueue
-    return future(timeout, unit, { queue.tryAcquire(permits, priority) }, { onGrant(permits) }) {
+    return future(timeout, unit, { queue.tryAcquirePermits(permits, priority) }, { onGrant(permits) }) {
         queue.requestFuture(permits, priority, pool, onGrant, permits)
     }
 }
@@ -82,7 +82,7 @@ public fun <T> Lock.lockAsync(owner: Any?, timeout: Long, unit: TimeUnit, onGran
 public fun Semaphore.acquireBlocking(permits: Int, timeout: Long, unit: TimeUnit): Boolean {
     val pool = this as? QueueBackedPool ?: throw notEngineBacked(this)
     val queue = pool.waiterQueue
-    return block(timeout, unit, { queue.tryAcquire(permits) }) { queue.acquireBlocking(permits, 0, pool, it) }
+    return block(timeout, unit, { queue.tryAcquirePermits(permits) }) { queue.acquireBlocking(permits, 0, pool, it) }
 }
 
 /** [Semaphore.acquireBlocking] for a request of [priority]. */
@@ -90,7 +90,7 @@ public fun Semaphore.acquireBlocking(permits: Int, timeout: Long, unit: TimeUnit
 public fun PrioritySemaphore.acquireBlocking(priority: Int, permits: Int, timeout: Long, unit: TimeUnit): Boolean {
     val pool = this as? QueueBackedPool ?: throw notEngineBacked(this)
     val queue = pool.waiterQueue
-    return block(timeout, unit, { queue.tryAcquire(permits, priority) }) { queue.acquireBlocking(permits, priority, pool, it) }
+    return block(timeout, unit, { queue.tryAcquirePermits(permits, priority) }) { queue.acquireBlocking(permits, priority, pool, it) }
 }
 
 /**

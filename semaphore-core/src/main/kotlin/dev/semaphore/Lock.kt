@@ -130,7 +130,7 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
 
     init {
         if (locked) {
-            waiterQueue.tryAcquire(1)
+            waiterQueue.tryAcquirePermits(1)
             holder.store(NO_OWNER)
         }
     }
@@ -160,7 +160,7 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
             val h = holder.load()
             check(owner == null || ownerOf(h) !== owner) { "the lock is already held by $owner; Lock is not reentrant" }
             if (h !== FREE) return false
-            if (waiterQueue.tryAcquire(1)) {
+            if (waiterQueue.tryAcquirePermits(1)) {
                 holder.store(record)
                 return true
             }

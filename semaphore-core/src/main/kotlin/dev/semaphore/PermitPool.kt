@@ -2,8 +2,10 @@ package dev.semaphore
 
 import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
+import dev.semaphore.internal.WaitOrder
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
+import kotlin.time.TimeSource
 
 /**
  * What [Semaphore] and [PrioritySemaphore] have in common: a count of permits that can be given
@@ -67,22 +69,16 @@ public interface PermitPool {
 }
 
 /**
- * The [PermitPool] half of every engine-backed semaphore: plain delegation to its [WaiterQueue]. A
- * semaphore is the grantee of its own waiters (W4): nothing to record at a grant, and a hand-back is a release.
+ * Every engine-backed semaphore: the [WaiterQueue] itself, whose members of the same names
+ * (availablePermits, queueLength, isClosed, release, addPermits, reducePermits, drainPermits, close)
+ * are the [PermitPool] half, so a fast path is one object away from the caller. A semaphore is the
+ * grantee of its own waiters (W4): nothing to record at a grant, and a hand-back is a release.
  */
-internal abstract class QueueBackedPool(final override val waiterQueue: WaiterQueue) :
-    PermitPool, WaiterQueueOwner, Grantee {
-    final override val availablePermits: Int get() = waiterQueue.availablePermits
-    final override val queueLength: Int get() = waiterQueue.queueLength
-    final override val isClosed: Boolean get() = waiterQueue.isClosed
-
-    final override fun release(permits: Int) = waiterQueue.release(permits)
-    final override fun addPermits(permits: Int) = waiterQueue.addPermits(permits)
-    final override fun reducePermits(permits: Int) = waiterQueue.reducePermits(permits)
-    final override fun drainPermits(): Int = waiterQueue.drainPermits()
-    final override fun close(cause: Throwable?) = waiterQueue.close(cause)
+internal abstract class QueueBackedPool(permits: Int, order: WaitOrder, timeSource: TimeSource? = null) :
+    WaiterQueue(permits, order, timeSource), PermitPool, WaiterQueueOwner, Grantee {
+    final override val waiterQueue: WaiterQueue get() = this
 
     final override fun granted(w: PermitWaiter) {}
 
-    final override fun handBack(w: PermitWaiter) = waiterQueue.release(w.permits)
+    final override fun handBack(w: PermitWaiter) = release(w.permits)
 }

@@ -89,18 +89,15 @@ internal class PrioritySemaphoreImpl(
     permits: Int,
     aging: Duration?,
     timeSource: TimeSource,
-) : QueueBackedPool(WaiterQueue.priority(permits, aging, timeSource)), PrioritySemaphore {
-    override fun queueLength(priority: Int): Int = waiterQueue.queueLength(priority)
-
+) : QueueBackedPool(permits, WaiterQueue.priorityOrder(aging), timeSource), PrioritySemaphore {
     override suspend fun acquire(priority: Int, permits: Int) {
-        if (!waiterQueue.tryAcquire(permits, priority)) waiterQueue.acquireSuspending(permits, priority, this)
+        if (!tryAcquirePermits(permits, priority)) acquireSuspending(permits, priority, this)
     }
 
-    override fun tryAcquire(priority: Int, permits: Int): Boolean = waiterQueue.tryAcquire(permits, priority)
+    override fun tryAcquire(priority: Int, permits: Int): Boolean = tryAcquirePermits(permits, priority)
 
     override suspend fun tryAcquire(priority: Int, permits: Int, timeout: Duration): Boolean =
-        waiterQueue.tryAcquire(permits, priority) ||
-            waiterQueue.acquireWithin(permits, priority, this, timeout) { waiterQueue.release(permits) }
+        tryAcquirePermits(permits, priority) || acquireWithin(permits, priority, this, timeout) { release(permits) }
 
-    override fun toString(): String = "PrioritySemaphore($waiterQueue)"
+    override fun toString(): String = "PrioritySemaphore(${super.toString()})"
 }

@@ -327,7 +327,7 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
     // ---- read ----
 
     override suspend fun lockRead() {
-        if (waiterQueue.tryAcquire(1)) recordRead() else waiterQueue.acquireSuspending(1, 0, readRequests)
+        if (waiterQueue.tryAcquirePermits(1)) recordRead() else waiterQueue.acquireSuspending(1, 0, readRequests)
     }
 
     override fun tryLockRead(): Boolean = tryTake(READ)
@@ -347,7 +347,7 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
     // ---- write ----
 
     override suspend fun lockWrite() {
-        if (waiterQueue.tryAcquire(total)) recordWrite() else waiterQueue.acquireSuspending(total, 0, writeRequests)
+        if (waiterQueue.tryAcquirePermits(total)) recordWrite() else waiterQueue.acquireSuspending(total, 0, writeRequests)
     }
 
     override fun tryLockWrite(): Boolean = tryTake(WRITE)
@@ -380,7 +380,7 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
     // ---- upgradable read ----
 
     override suspend fun lockUpgradableRead() {
-        if (waiterQueue.tryAcquire(upgradablePermits)) {
+        if (waiterQueue.tryAcquirePermits(upgradablePermits)) {
             recordUpgradable()
         } else {
             waiterQueue.acquireSuspending(upgradablePermits, 0, upgradableRequests)
@@ -451,7 +451,7 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         var step = 0
         while (true) {
             if (!fits(kind, holds.load())) return false
-            if (waiterQueue.tryAcquire(permits)) {
+            if (waiterQueue.tryAcquirePermits(permits)) {
                 record(kind)
                 return true
             }
@@ -475,7 +475,7 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         var step = 0
         while (true) {
             if (holds.load() and READS != 0L) return false
-            if (waiterQueue.tryAcquire(upgradePermits, UPGRADE_PRIORITY)) {
+            if (waiterQueue.tryAcquirePermits(upgradePermits, UPGRADE_PRIORITY)) {
                 recordUpgrade()
                 return true
             }

@@ -1,6 +1,6 @@
 package dev.semaphore
 
-import dev.semaphore.internal.WaiterQueue
+import dev.semaphore.internal.FifoOrder
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
 import kotlin.contracts.ExperimentalContracts
@@ -86,16 +86,15 @@ public suspend inline fun <T> Semaphore.withPermit(permits: Int = 1, action: () 
     }
 }
 
-internal class SemaphoreImpl(permits: Int) : QueueBackedPool(WaiterQueue.fifo(permits)), Semaphore {
+internal class SemaphoreImpl(permits: Int) : QueueBackedPool(permits, FifoOrder()), Semaphore {
     override suspend fun acquire(permits: Int) {
-        if (!waiterQueue.tryAcquire(permits, 0, waitsIfRefused = true)) waiterQueue.acquireSuspending(permits, 0, this)
+        if (!tryAcquirePermits(permits, 0, waitsIfRefused = true)) acquireSuspending(permits, 0, this)
     }
 
-    override fun tryAcquire(permits: Int): Boolean = waiterQueue.tryAcquire(permits)
+    override fun tryAcquire(permits: Int): Boolean = tryAcquirePermits(permits)
 
     override suspend fun tryAcquire(permits: Int, timeout: Duration): Boolean =
-        waiterQueue.tryAcquire(permits) ||
-            waiterQueue.acquireWithin(permits, 0, this, timeout) { waiterQueue.release(permits) }
+        tryAcquirePermits(permits) || acquireWithin(permits, 0, this, timeout) { release(permits) }
 
-    override fun toString(): String = "Semaphore($waiterQueue)"
+    override fun toString(): String = "Semaphore(${super.toString()})"
 }

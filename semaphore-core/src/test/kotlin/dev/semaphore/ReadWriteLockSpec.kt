@@ -969,7 +969,7 @@ class ReadWriteLockSpec : FunSpec({
         // before recording its hold (RW2); giving them back directly closes that window.
         test("tryLockWrite with nothing recorded and nobody queued waits for the window, then succeeds") {
             val lock = ReadWriteLock() as ReadWriteLockImpl
-            lock.waiterQueue.tryAcquire(1) shouldBe true
+            lock.waiterQueue.tryAcquirePermits(1) shouldBe true
             val result = CompletableFuture<Boolean>()
             val t = thread { result.complete(lock.tryLockWrite()) }
             Thread.sleep(200)
@@ -985,7 +985,7 @@ class ReadWriteLockSpec : FunSpec({
 
         test("tryLockRead does not take a line that only the window made for real: it waits, then answers from the holds") {
             val lock = ReadWriteLock() as ReadWriteLockImpl
-            lock.waiterQueue.tryAcquire(1) shouldBe true
+            lock.waiterQueue.tryAcquirePermits(1) shouldBe true
             runBlocking {
                 val writer = launch(Dispatchers.Default) { lock.lockWrite() } // queued: one permit is missing
                 while (lock.queueLength == 0) delay(1)

@@ -102,6 +102,45 @@ class WaiterQueueSpec : FunSpec({
         q.availablePermits shouldBe 1
     }
 
+    test("the state word at its limits: FAST and SLOW shapes, a full Int.MAX_VALUE total, debt") {
+        val max = Int.MAX_VALUE
+        val q = queueOf(max)
+        q.tryAcquirePermits(max) shouldBe true // FAST: available 0, held MAX
+        q.availablePermits shouldBe 0
+        q.tryAcquirePermits(1) shouldBe false
+        q.release(max) // back to available MAX, held 0
+        q.availablePermits shouldBe max
+        shouldThrow<IllegalStateException> { q.release(1) }.message shouldBe
+            "cannot release 1 permits: $max of $max are available, so at most 0 are held"
+        q.tryAcquirePermits(max - 1) shouldBe true
+        q.release(max - 2)
+        q.availablePermits shouldBe max - 1 // held 1
+        shouldThrow<IllegalStateException> { q.release(2) }.message shouldBe
+            "cannot release 2 permits: ${max - 1} of $max are available, so at most 1 are held"
+        q.release(1)
+        // Debt makes the word SLOW with a negative available count; releases repay it, then it is FAST again.
+        q.tryAcquirePermits(3) shouldBe true
+        q.reducePermits(max - 1) // total 1, held 3: available -2
+        q.availablePermits shouldBe -2
+        q.totalPermits shouldBe 1
+        shouldThrow<IllegalArgumentException> { q.tryAcquirePermits(2) }.message shouldBe
+            "a request for 2 permits can never be granted: the semaphore has only 1 permits in total"
+        q.tryAcquirePermits(1) shouldBe false
+        q.release(2)
+        q.availablePermits shouldBe 0
+        shouldThrow<IllegalStateException> { q.release(2) }.message shouldBe
+            "cannot release 2 permits: 0 of 1 are available, so at most 1 are held"
+        q.release(1)
+        q.availablePermits shouldBe 1
+        q.tryAcquirePermits(1) shouldBe true // the fast path works again
+        q.release(1)
+        q.addPermits(max - 1)
+        q.totalPermits shouldBe max
+        q.availablePermits shouldBe max
+        shouldThrow<IllegalArgumentException> { q.addPermits(1) }
+        q.availablePermits shouldBe max
+    }
+
     test("a waiter is used once") {
         val q = queueOf(1)
         val a = RecordingWaiter(q, 1)
@@ -111,7 +150,7 @@ class WaiterQueueSpec : FunSpec({
 
     test("cancel: true while queued, false once granted, and then a hand-back returns the permits") {
         val q = queueOf(1)
-        q.tryAcquire(1, 0) shouldBe true
+        q.tryAcquirePermits(1, 0) shouldBe true
         val a = RecordingWaiter(q, 1)
         val b = RecordingWaiter(q, 1)
         q.enqueue(a) shouldBe false
@@ -130,7 +169,7 @@ class WaiterQueueSpec : FunSpec({
 
     test("close fails queued waiters through onFailed, outside the lock") {
         val q = queueOf(1)
-        q.tryAcquire(1, 0)
+        q.tryAcquirePermits(1, 0)
         val a = RecordingWaiter(q, 1)
         q.enqueue(a)
         q.close(null)
@@ -140,7 +179,7 @@ class WaiterQueueSpec : FunSpec({
 
     test("stack safety: 100,000 waiters each releasing from its own grant callback, on a 256 KiB stack") {
         val q = queueOf(1)
-        q.tryAcquire(1, 0) shouldBe true
+        q.tryAcquirePermits(1, 0) shouldBe true
         val n = 100_000
         val granted = AtomicInteger()
         val waiters = List(n) { RecordingWaiter(q, 1) { w -> granted.incrementAndGet(); q.release(w.permits) } }
@@ -173,9 +212,9 @@ class WaiterQueueSpec : FunSpec({
 
     test("callbacks run outside the lock: a callback may use the queue (tryAcquire, queueLength)") {
         val q = queueOf(2)
-        q.tryAcquire(2, 0)
+        q.tryAcquirePermits(2, 0)
         var seen = -1
-        val a = RecordingWaiter(q, 1) { seen = q.queueLength; q.tryAcquire(1, 0) shouldBe false }
+        val a = RecordingWaiter(q, 1) { seen = q.queueLength; q.tryAcquirePermits(1, 0) shouldBe false }
         val b = RecordingWaiter(q, 2)
         q.enqueue(a)
         q.enqueue(b)

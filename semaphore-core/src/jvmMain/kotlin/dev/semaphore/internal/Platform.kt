@@ -1,13 +1,13 @@
 /*
  * The JVM-only corner of the engine: the atomic state word (AtomicStateCell) with the parking of
- * threads that wait for its lock bit, an atomic reference (the lock's holder), the per-thread slot
+ * threads that wait for it to be unlocked, an atomic reference (the lock's holder), the per-thread slot
  * used by the wake trampoline, and a polite busy-wait. Everything JVM-only in semaphore-core lives
  * under src/jvmMain (this file, the future and thread waiters, and the public JavaBridge.kt);
  * src/main is common Kotlin. Porting the engine to another Kotlin target means re-implementing
  * these small pieces; WaiterQueue.kt and WaitOrder.kt stay as they are.
  *
- * Invariants: none of their own. AtomicStateCell is a plain linearizable 64-bit cell whose lock bit
- * (which bit, and what locking means, is WaiterQueue.kt's I3) it only helps to wait for: a thread
+ * Invariants: none of their own. AtomicStateCell is a plain linearizable 64-bit cell whose locked
+ * value (which value, and what locking means, is WaiterQueue.kt's I3) it only helps to wait for: a thread
  * that spun long enough parks, so a virtual thread unmounts instead of pinning its carrier, and the
  * unlock wakes it. ThreadSlot is an ordinary thread-local.
  */
@@ -46,13 +46,13 @@ internal abstract class AtomicStateCell(initial: Long) {
     private var parking: LockParking? = null
 
     /**
-     * Parks the calling thread while the word has [lockBit] set, until an [unlockStore] wakes it (or
-     * spuriously); the caller then tries to lock again. For a thread that spun and still found the
-     * word locked: the lock holder may have been descheduled.
+     * Parks the calling thread while `word and mask == locked` (the word is locked), until an
+     * [unlockStore] wakes it (or spuriously); the caller then tries to lock again. For a thread that
+     * spun and still found the word locked: the lock holder may have been descheduled.
      */
-    internal fun parkWhileLocked(lockBit: Long) {
+    internal fun parkWhileLocked(mask: Long, locked: Long) {
         val p = parking ?: LockParking().also { if (!PARKING.compareAndSet(this, null, it)) return }
-        p.parkWhile { word and lockBit != 0L }
+        p.parkWhile { word and mask == locked }
     }
 
     @Volatile
@@ -95,7 +95,7 @@ internal abstract class StatusCell(initial: Int) {
 }
 
 /**
- * Where the threads that wait for a word's lock bit park (made on the first need): a stack of parked
+ * Where the threads that wait for a locked word park (made on the first need): a stack of parked
  * threads, emptied and unparked by each unlock that finds it non-empty. The stack and the word form a
  * Dekker pair: a parker pushes itself and then reads the word; the unlocker writes the word and then
  * takes the stack. Both are volatile, so at least one sees the other's write: either the parker sees

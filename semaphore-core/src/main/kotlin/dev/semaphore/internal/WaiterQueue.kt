@@ -5,33 +5,41 @@
  * in one line.
  * The engine knows permits, order and waiters; nothing here knows about locks or owners.
  *
- * STATE. One 64-bit atomic word:
- *     bit 63      SLOW: set while any waiter is queued, while the queue is closed, and while the
- *                 word is locked
- *     bit 62      LOCKED: the engine's lock (I3); set only together with SLOW
- *     bits 31..61 total: the permits that exist (held + available), 0..Int.MAX_VALUE
- *     bits 0..30  held: the permits granted and not yet released, 0..Int.MAX_VALUE
- * available = total - held; it is below zero after reducePermits took permits still held (debt).
+ * STATE. One 64-bit atomic word, read as two 32-bit halves, and the total in a field of its own:
+ *     FAST word (high half >= 0, so the word is >= 0): nobody waits, the queue is open, the word is
+ *         unlocked and there is no debt.
+ *         high half: available, 0..Int.MAX_VALUE   low half: held, 0..Int.MAX_VALUE
+ *         so available + held == total, and the fast paths need nothing but the word (I2).
+ *     SLOW word (high half < 0, so the word is < 0): anything else.
+ *         high half: SLOW_HI (unlocked) or LOCKED_HI (the engine's lock, I3)
+ *         low half: available, signed (below zero after reducePermits took permits still held: debt)
+ *     total: the permits that exist (held + available), 0..Int.MAX_VALUE; changed only under the
+ *         lock (addPermits, reducePermits), published before the unlock.
+ * Why two shapes: a fast acquire is then one compare of the whole word (word >= permits shl 32: it
+ * is FAST with enough available) and one CAS that moves permits from the high half to the low one;
+ * a fast release checks held >= permits (exact, no over-release) and moves them back. A SLOW word
+ * sends every caller to the locked slow path, which keeps what the word cannot say (the total).
  * The waiters live in a WaitOrder (WaitOrder.kt): intrusive lists whose nodes are the waiters.
  *
  * INVARIANTS.
- * I1  held + available == total, where held is the sum of permits granted and not yet released
- *     (the word stores held, so that both fields are never negative).
+ * I1  held + available == total, where held is the sum of permits granted and not yet released.
  *     Every path that grants permits either delivers them to a live requester or hands them back
  *     through release() (W3); nothing else changes `available`.
- * I2  Fast path: only while SLOW is clear may a thread change the word without the lock, and only by
- *     a single CAS that keeps SLOW clear (tryAcquire takes, release gives back). No lock, no
- *     allocation. A CAS that races with the lock holder setting SLOW fails and retries, then sees
- *     SLOW and takes the slow path.
- * I3  Slow path: a thread takes the lock by one CAS that sets LOCKED and SLOW on a word without
- *     LOCKED; from then until it stores the word back (the unlock, a volatile store), it alone
- *     writes the word. It stores SLOW clear only if no waiter is queued and the queue is not closed.
- *     A thread that finds LOCKED set spins, then parks until an unlock (Platform.kt). The lock is
+ * I2  Fast path: only while the word is FAST may a thread change it without the lock, and only by
+ *     a single CAS from FAST to FAST (tryAcquire moves permits from available to held, release back;
+ *     the total does not change, so it stays available + held). No lock, no allocation. A CAS that
+ *     races with the lock holder making the word SLOW fails and retries, then sees SLOW and takes
+ *     the slow path.
+ * I3  Slow path: a thread takes the lock by one CAS from any word whose high half is not LOCKED_HI
+ *     to the LOCKED word holding the same available count; from then until it stores the word back
+ *     (the unlock, a volatile store), it alone writes the word and the total. It stores a FAST word
+ *     only if no waiter is queued, the queue is not closed and nothing is owed (available >= 0).
+ *     A thread that finds the word locked spins, then parks until an unlock (Platform.kt). The lock is
  *     not re-entrant: the engine never takes it twice (W4: callbacks under it do not call back).
  *     The published queue length and a waiter's status are release stores, not full fences: no
  *     decision reads one of them and then relies on a store of another thread without a CAS on the
  *     word in between, and every reader meets them through a volatile load or the lock.
- * I4  No barging: while a waiter is queued, SLOW is set, so no fast-path tryAcquire can take
+ * I4  No barging: while a waiter is queued, the word is SLOW, so no fast-path tryAcquire can take
  *     permits; on the slow path a newcomer may take permits only if it would be served before every
  *     queued waiter (newcomerLeads: never, in FIFO order, while anyone waits) and they fit.
  * I5  Grant whole, head first: after every change that can free permits (release, addPermits,
@@ -174,13 +182,21 @@ internal abstract class PermitWaiter(
 /**
  * The one engine: a permit count and a queue of [PermitWaiter]s. See the invariants at the top of
  * this file. All counts must be at least 1; every method checks its input before changing anything.
+ *
+ * Open so that a front-end whose whole state is the engine's (Semaphore, PrioritySemaphore: see
+ * QueueBackedPool) can be the engine itself, and its fast paths reach the state word without
+ * following a reference first. Its members are final.
  */
-internal class WaiterQueue(
+internal open class WaiterQueue(
     initialPermits: Int,
     private val order: WaitOrder,
     timeSource: TimeSource? = null,
-) : AtomicStateCell(pack(checkInitialPermits(initialPermits), initialPermits, false)) {
+) : AtomicStateCell(packFast(checkInitialPermits(initialPermits), initialPermits)) {
     private val epoch: TimeMark? = if (order.usesClock) (timeSource ?: TimeSource.Monotonic).markNow() else null
+
+    /** The permits that exist (STATE): written only by the lock holder, before its unlock (I3). */
+    @Volatile
+    private var total = initialPermits
 
     @Volatile
     private var closed = false
@@ -195,8 +211,8 @@ internal class WaiterQueue(
     /** Permits free now; negative while reducePermits' debt is being repaid. */
     val availablePermits: Int get() = avail(load())
 
-    /** Permits that exist: held plus available. */
-    val totalPermits: Int get() = total(load())
+    /** Permits that exist: held plus available (the total as of the last unlock, while a resize runs). */
+    val totalPermits: Int get() = total
 
     /** Number of waiters queued. */
     val queueLength: Int get() = loadQueued()
@@ -219,25 +235,27 @@ internal class WaiterQueue(
      * @throws IllegalArgumentException if [permits] < 1 or exceeds the total.
      * @throws SemaphoreClosedException if closed.
      */
-    fun tryAcquire(permits: Int, priority: Int = 0): Boolean = tryAcquire(permits, priority, false)
+    fun tryAcquirePermits(permits: Int, priority: Int = 0): Boolean = tryAcquirePermits(permits, priority, false)
 
     /**
-     * [tryAcquire] for a caller that offers a waiter if this fails ([waitsIfRefused] true): while a
+     * [tryAcquirePermits] for a caller that offers a waiter if this fails ([waitsIfRefused] true): while a
      * waiter is queued it answers false without taking the lock, because enqueue takes the same look
      * under the lock anyway (and grants at once if the waiters left meanwhile). A caller that queues
      * behind others then takes the lock once, not twice.
      */
-    fun tryAcquire(permits: Int, priority: Int, waitsIfRefused: Boolean): Boolean {
+    fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean): Boolean {
         checkPermitCount(permits)
+        val need = permits.toLong() shl 32
         while (true) {
             val s = load()
-            if (s < 0) break
-            val t = total(s)
-            if (t - held(s) < permits) {
-                require(permits <= t) { tooMany(permits, t) }
-                return false
+            if (s >= need) { // FAST, and available >= permits (I2)
+                if (cas(s, s - need + permits)) return true // held + permits <= total: stays in its half
+                continue
             }
-            if (cas(s, s + permits)) return true // held + permits <= total: stays within its field
+            if (s < 0) break
+            val t = (s ushr 32).toInt() + s.toInt() // FAST: available + held
+            require(permits <= t) { tooMany(permits, t) }
+            return false
         }
         if (waitsIfRefused && loadQueued() > 0) return false
         return tryAcquireSlow(permits, priority)
@@ -312,12 +330,13 @@ internal class WaiterQueue(
      */
     fun release(permits: Int) {
         checkPermitCount(permits)
+        val move = (permits.toLong() shl 32) - permits // held -= permits, available += permits
         while (true) {
             val s = load()
             if (s < 0) break
-            val h = held(s)
-            check(permits <= h) { overRelease(permits, total(s) - h, total(s)) }
-            if (cas(s, s - permits)) return
+            val h = s.toInt() // FAST: the low half is held
+            check(permits <= h) { overRelease(permits, (s ushr 32).toInt(), (s ushr 32).toInt() + h) }
+            if (cas(s, s + move)) return // available + permits <= total: stays in its half
         }
         releaseSlow(permits)
     }
@@ -384,10 +403,9 @@ internal class WaiterQueue(
         }
     }
 
-    override fun toString(): String {
-        val s = load()
-        return "WaiterQueue(available=${avail(s)}, total=${total(s)}, queued=${loadQueued()}, closed=$closed)"
-    }
+    override fun toString(): String =
+        "WaiterQueue(available=${avail(load())}, total=$total, queued=${loadQueued()}, closed=$closed)"
+
 
     // ---- slow path machinery (lock held) ----
 
@@ -438,7 +456,7 @@ internal class WaiterQueue(
 
     private inline fun <R> locked(block: () -> R): R {
         val s = lockWord()
-        wTotal = total(s)
+        wTotal = total
         wAvail = avail(s)
         var wake: PermitWaiter? = null
         try {
@@ -448,15 +466,18 @@ internal class WaiterQueue(
             wake = wakeHead
             wakeHead = null
             wakeTail = null
-            unlockStore(pack(wTotal, wAvail, closed || order.size > 0)) // I3: the unlock
+            if (wTotal != total) total = wTotal
+            val a = wAvail
+            // I3: the unlock
+            unlockStore(if (a >= 0 && order.size == 0 && !closed) packFast(a, wTotal) else packSlow(a, SLOW_HI))
             if (wake != null) wakeAll(wake)
         }
     }
 
-    /** I3: takes the lock (LOCKED and SLOW in one CAS) and returns the word as it was. */
+    /** I3: takes the lock (one CAS to the LOCKED word) and returns the word as it was. */
     private fun lockWord(): Long {
         val s = load()
-        if (s and LOCKED == 0L && cas(s, s or LOCKED or SLOW)) return s
+        if (s and HIGH != LOCKED_WORD && cas(s, packSlow(avail(s), LOCKED_HI))) return s
         return lockWordContended()
     }
 
@@ -464,44 +485,49 @@ internal class WaiterQueue(
         var step = 0
         while (true) {
             val s = load()
-            if (s and LOCKED == 0L) {
-                if (cas(s, s or LOCKED or SLOW)) return s
+            if (s and HIGH != LOCKED_WORD) {
+                if (cas(s, packSlow(avail(s), LOCKED_HI))) return s
             } else if (step++ < SPINS) {
                 pauseBriefly() // no memory access in between: cheap for the lock holder's core
             } else {
-                parkWhileLocked(LOCKED)
+                parkWhileLocked(HIGH, LOCKED_WORD)
             }
         }
     }
 
     companion object {
-        private const val SLOW: Long = Long.MIN_VALUE
-        private const val LOCKED: Long = 1L shl 62
-        private const val FIELD: Long = 0x7FFF_FFFFL
+        /** The high half of an unlocked SLOW word, and of the locked word (STATE). */
+        private const val SLOW_HI: Int = -1
+        private const val LOCKED_HI: Int = -2
+        private const val HIGH: Long = -0x1_0000_0000L // 0xFFFFFFFF_00000000
+        private const val LOW: Long = 0xFFFF_FFFFL
+        private const val LOCKED_WORD: Long = LOCKED_HI.toLong() shl 32
 
         /** Looks this many more times at a locked word, pausing briefly in between, before parking. */
         private const val SPINS = 2
 
-        fun held(s: Long): Int = (s and FIELD).toInt()
+        /** The available count of any word: the high half of a FAST word, the low half of a SLOW one. */
+        fun avail(s: Long): Int = if (s >= 0) (s ushr 32).toInt() else s.toInt()
 
-        fun total(s: Long): Int = ((s ushr 31) and FIELD).toInt()
+        /** The FAST word: nobody waits, 0 <= [avail] <= [total] (I1 keeps held = total - avail in range). */
+        fun packFast(avail: Int, total: Int): Long = (avail.toLong() shl 32) or (total.toLong() - avail)
 
-        fun avail(s: Long): Int = total(s) - held(s)
-
-        /** The unlocked word; I1 keeps held = total - available within 0..Int.MAX_VALUE. */
-        fun pack(total: Int, avail: Int, slow: Boolean): Long =
-            (if (slow) SLOW else 0L) or (total.toLong() shl 31) or (total.toLong() - avail)
+        /** A SLOW word with high half [hi] (SLOW_HI or LOCKED_HI) and [avail] in its low half. */
+        fun packSlow(avail: Int, hi: Int): Long = (hi.toLong() shl 32) or (avail.toLong() and LOW)
 
         /** A FIFO queue (Semaphore, Lock). */
         fun fifo(permits: Int): WaiterQueue = WaiterQueue(permits, FifoOrder())
 
         /** A priority queue, with optional aging read from [timeSource]. */
-        fun priority(permits: Int, aging: Duration?, timeSource: TimeSource): WaiterQueue {
+        fun priority(permits: Int, aging: Duration?, timeSource: TimeSource): WaiterQueue =
+            WaiterQueue(permits, priorityOrder(aging), timeSource)
+
+        /** The order of a priority queue, with optional [aging]. */
+        fun priorityOrder(aging: Duration?): WaitOrder {
             if (aging != null) {
                 require(aging.isPositive() && aging.isFinite()) { "aging must be positive and finite, was $aging" }
             }
-            val nanos = aging?.inWholeNanoseconds?.coerceAtLeast(1L) ?: 0L
-            return WaiterQueue(permits, PriorityOrder(nanos), timeSource)
+            return PriorityOrder(aging?.inWholeNanoseconds?.coerceAtLeast(1L) ?: 0L)
         }
     }
 }
