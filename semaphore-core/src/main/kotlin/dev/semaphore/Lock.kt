@@ -144,6 +144,8 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
 
     /** The grantee of every owner-less lock() that queues: the waiter is the hold (L1, L2, L4). */
     private val ownerless = object : Grantee {
+        override val queue: WaiterQueue get() = waiterQueue
+
         override fun granted(w: PermitWaiter) = holder.store(w)
 
         override fun handBack(w: PermitWaiter) {
@@ -191,6 +193,8 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
 
     /** One acquisition through the queue or by a JVM caller, with an identity of its own (L1, L4). */
     inner class Hold(override val owner: Any?) : LockHold, Grantee {
+        override val queue: WaiterQueue get() = waiterQueue
+
         override fun granted(w: PermitWaiter) = holder.store(this)
 
         override fun handBack(w: PermitWaiter) = end()

@@ -78,6 +78,8 @@ internal abstract class QueueBackedPool(permits: Int, order: WaitOrder, timeSour
     WaiterQueue(permits, order, timeSource), PermitPool, WaiterQueueOwner, Grantee {
     final override val waiterQueue: WaiterQueue get() = this
 
+    final override val queue: WaiterQueue get() = this
+
     final override fun granted(w: PermitWaiter) {}
 
     final override fun handBack(w: PermitWaiter) = release(w.permits)

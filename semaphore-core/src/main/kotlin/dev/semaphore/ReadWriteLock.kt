@@ -614,16 +614,19 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
     // ---- grantees (W4) ----
 
     internal val readRequests: Grantee = object : Grantee {
+        override val queue: WaiterQueue get() = waiterQueue
         override fun granted(w: PermitWaiter) = recordRead()
         override fun handBack(w: PermitWaiter) = endRead()
     }
 
     internal val writeRequests: Grantee = object : Grantee {
+        override val queue: WaiterQueue get() = waiterQueue
         override fun granted(w: PermitWaiter) = recordWrite()
         override fun handBack(w: PermitWaiter) = endWrite()
     }
 
     internal val upgradableRequests: Grantee = object : Grantee {
+        override val queue: WaiterQueue get() = waiterQueue
         override fun granted(w: PermitWaiter) = recordUpgradable()
         override fun handBack(w: PermitWaiter) = endUpgradable()
     }
@@ -635,6 +638,8 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
      * read back to its caller's handle there).
      */
     internal inner class UpgradeRequest(private val afterHandBack: (() -> Unit)? = null) : Grantee {
+        override val queue: WaiterQueue get() = waiterQueue
+
         @Volatile
         var wasGranted = false
 

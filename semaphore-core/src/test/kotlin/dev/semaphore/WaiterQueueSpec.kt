@@ -13,14 +13,16 @@ import kotlin.coroutines.Continuation
 import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.startCoroutine
 
-/** A bare waiter of the engine: it always claims, and records its callbacks. */
+/**
+ * A bare waiter of the engine: it always claims, and records its callbacks. Its grantee is by default the
+ * semaphore [q] is (nothing to record, and a hand-back is a release).
+ */
 private class RecordingWaiter(
     q: WaiterQueue,
     permits: Int,
-    priority: Int = 0,
-    grantee: Grantee = ReleasingGrantee,
+    grantee: Grantee = q as QueueBackedPool,
     val onGrant: (RecordingWaiter) -> Unit = {},
-) : PermitWaiter(q, permits, priority, grantee) {
+) : PermitWaiter(permits, grantee) {
     var granted = 0
     var failed: Throwable? = null
     override fun tryClaim(): Boolean = true
@@ -31,12 +33,6 @@ private class RecordingWaiter(
     override fun onFailed(cause: Throwable) {
         failed = cause
     }
-}
-
-/** A grantee as a semaphore is one: nothing to record, and a hand-back is a release. */
-private object ReleasingGrantee : Grantee {
-    override fun granted(w: PermitWaiter) {}
-    override fun handBack(w: PermitWaiter) = w.queue.release(w.permits)
 }
 
 private fun queueOf(permits: Int): WaiterQueue = (Semaphore(permits) as QueueBackedPool).waiterQueue
@@ -64,6 +60,8 @@ class WaiterQueueSpec : FunSpec({
         val leave = CountDownLatch(1)
         // A grantee that holds the engine's lock (it is told of the grant under it) until released.
         val holding = object : Grantee {
+            override val queue: WaiterQueue get() = q
+
             override fun granted(w: PermitWaiter) {
                 inside.countDown()
                 leave.await()

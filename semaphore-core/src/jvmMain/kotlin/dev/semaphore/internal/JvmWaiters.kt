@@ -127,14 +127,12 @@ private class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : GrantF
 
 /** A waiter whose grant completes a [GrantFuture] with `onGrant(arg)`. */
 internal class FutureWaiter<A, T>(
-    queue: WaiterQueue,
     permits: Int,
-    priority: Int,
     grantee: Grantee,
     private val onGrant: (A) -> T,
     private val arg: A,
     val future: GrantFuture<T>,
-) : PermitWaiter(queue, permits, priority, grantee) {
+) : PermitWaiter(permits, grantee) {
     override fun tryClaim(): Boolean = !future.isDone
 
     override fun onGranted() {
@@ -160,8 +158,8 @@ internal fun <A, T> WaiterQueue.requestFuture(
     onWithdrawn: (() -> Unit)? = null,
 ): GrantFuture<T> {
     val future = if (onWithdrawn == null) GrantFuture() else HookedGrantFuture<T>(onWithdrawn)
-    val w = FutureWaiter(this, permits, priority, grantee, onGrant, arg, future)
-    if (enqueue(w)) {
+    val w = FutureWaiter(permits, grantee, onGrant, arg, future)
+    if (enqueue(w, priority)) {
         w.future.deliver(onGrant(arg))
     } else {
         w.future.waiter = w // published before the future is: a completion by the caller finds it
@@ -171,12 +169,10 @@ internal fun <A, T> WaiterQueue.requestFuture(
 
 /** A waiter that unparks a thread; see the file comment for its states. */
 internal class BlockingWaiter(
-    queue: WaiterQueue,
     permits: Int,
-    priority: Int,
     grantee: Grantee,
     private val thread: Thread,
-) : PermitWaiter(queue, permits, priority, grantee) {
+) : PermitWaiter(permits, grantee) {
     @Volatile
     private var state = WAITING
 
@@ -274,6 +270,6 @@ internal class BlockingWaiter(
  * and checked for an interrupt); see [BlockingWaiter.await].
  */
 internal fun WaiterQueue.acquireBlocking(permits: Int, priority: Int, grantee: Grantee, nanos: Long): Boolean {
-    val w = BlockingWaiter(this, permits, priority, grantee, Thread.currentThread())
-    return enqueue(w) || w.await(nanos)
+    val w = BlockingWaiter(permits, grantee, Thread.currentThread())
+    return enqueue(w, priority) || w.await(nanos)
 }

@@ -76,11 +76,13 @@ internal abstract class AtomicStateCell(initial: Long) {
 
 /**
  * A waiter's status (WaiterQueue.kt, I6), as a base class of the waiter so that it costs no object of
- * its own. Written only under the queue's lock, with release ordering; read by volatile loads.
+ * its own. Written only under the queue's lock, with release ordering; read by volatile loads. It
+ * starts at 0 (NEW) without a store: a volatile store in the constructor would cost every waiter a
+ * full fence.
  */
-internal abstract class StatusCell(initial: Int) {
+internal abstract class StatusCell {
     @Volatile
-    private var statusValue: Int = initial
+    private var statusValue: Int = 0
 
     /** The status (a volatile read). */
     val status: Int get() = statusValue

@@ -28,11 +28,9 @@ import kotlin.time.Duration
 
 /** A waiter that resumes a suspended coroutine; it is also its own cancellation handlers (no extra allocation). */
 private class SuspendWaiter(
-    queue: WaiterQueue,
     permits: Int,
-    priority: Int,
     grantee: Grantee,
-) : PermitWaiter(queue, permits, priority, grantee),
+) : PermitWaiter(permits, grantee),
     (Throwable?) -> Unit,
     (Throwable, Any?, CoroutineContext) -> Unit {
 
@@ -73,7 +71,7 @@ private class SuspendWaiter(
 
 /** Suspends until [permits] are granted for [grantee] (the caller already failed a fast tryAcquire). */
 internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, grantee: Grantee): Unit =
-    suspendForGrantAsUnit(SuspendWaiter(this, permits, priority, grantee))
+    suspendForGrantAsUnit(this, SuspendWaiter(permits, grantee), priority)
 
 /*
  * Why the detour: with Kotlin 2.4, a Unit-returning function that contains suspendCancellableCoroutine
@@ -84,15 +82,15 @@ internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, 
  * (Any?, always resumed with Unit) and is called through this Unit-typed reference: no frame, no
  * allocation (the reference is a singleton).
  */
-private suspend fun suspendForGrant(waiter: SuspendWaiter): Any? =
+private suspend fun suspendForGrant(queue: WaiterQueue, waiter: SuspendWaiter, priority: Int): Any? =
     suspendCancellableCoroutine<Any?> { cont ->
         waiter.cont = cont
-        if (waiter.queue.enqueue(waiter)) cont.resume(Unit, waiter.handBackOnCancel) else cont.invokeOnCancellation(waiter)
+        if (queue.enqueue(waiter, priority)) cont.resume(Unit, waiter.handBackOnCancel) else cont.invokeOnCancellation(waiter)
     }
 
 @Suppress("UNCHECKED_CAST")
-private val suspendForGrantAsUnit: suspend (SuspendWaiter) -> Unit =
-    ::suspendForGrant as suspend (SuspendWaiter) -> Unit
+private val suspendForGrantAsUnit: suspend (WaiterQueue, SuspendWaiter, Int) -> Unit =
+    ::suspendForGrant as suspend (WaiterQueue, SuspendWaiter, Int) -> Unit
 
 /**
  * Waits at most [timeout] for [permits] (the caller already failed a fast tryAcquire). True with the

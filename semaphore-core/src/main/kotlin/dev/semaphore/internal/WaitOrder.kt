@@ -49,56 +49,69 @@ internal open class WaiterList {
         w.next = null
         size--
     }
+
+    /** [unlink] of the head [w], with the stores an unlinked head needs and no more (its prev is null). */
+    fun unlinkFirst(w: PermitWaiter) {
+        val n = w.next
+        head = n
+        if (n == null) tail = null else n.prev = null
+        w.next = null
+        size--
+    }
 }
 
 /** How a WaiterQueue orders its waiters. */
-internal sealed class WaitOrder {
+internal sealed interface WaitOrder {
     /** Number of queued waiters. */
-    abstract val size: Int
+    val size: Int
 
     /** The waiter to serve next, or null if none waits. */
-    abstract fun peek(): PermitWaiter?
+    fun peek(): PermitWaiter?
 
-    /** Queues [w], stamped with [now] (nanoseconds on the queue's clock, used only for aging). */
-    abstract fun add(w: PermitWaiter, now: Long)
+    /** Queues [w] with [priority], stamped with [now] (nanoseconds on the queue's clock, used only for aging). */
+    fun add(w: PermitWaiter, priority: Int, now: Long)
 
     /** Removes [w], which must be queued here. */
-    abstract fun remove(w: PermitWaiter)
+    fun remove(w: PermitWaiter)
+
+    /** Removes [w], which must be the waiter [peek] returns. */
+    fun removeFirst(w: PermitWaiter)
 
     /** Whether a newcomer of [priority] arriving at [now] would be served before everyone queued. */
-    abstract fun newcomerLeads(priority: Int, now: Long): Boolean
+    fun newcomerLeads(priority: Int, now: Long): Boolean
 
     /** Number of waiters queued with base [priority]. */
-    abstract fun countAt(priority: Int): Int
+    fun countAt(priority: Int): Int
 
     /** Whether [now] is used at all (false: the queue never reads its clock). */
-    abstract val usesClock: Boolean
+    val usesClock: Boolean
 }
 
-/** Plain first-come, first-served order; priorities are ignored. */
-internal class FifoOrder : WaitOrder() {
-    private val list = WaiterList()
+/** Plain first-come, first-served order; priorities are ignored. The order is its one list. */
+internal class FifoOrder : WaiterList(), WaitOrder {
+    override fun peek(): PermitWaiter? = head
 
-    override val size: Int get() = list.size
+    override fun add(w: PermitWaiter, priority: Int, now: Long) = linkLast(w)
 
-    override fun peek(): PermitWaiter? = list.head
+    override fun remove(w: PermitWaiter) = unlink(w)
 
-    override fun add(w: PermitWaiter, now: Long) = list.linkLast(w)
+    override fun removeFirst(w: PermitWaiter) = unlinkFirst(w)
 
-    override fun remove(w: PermitWaiter) = list.unlink(w)
+    override fun newcomerLeads(priority: Int, now: Long): Boolean = isEmpty()
 
-    override fun newcomerLeads(priority: Int, now: Long): Boolean = list.isEmpty()
-
-    override fun countAt(priority: Int): Int = list.size
+    override fun countAt(priority: Int): Int = size
 
     override val usesClock: Boolean get() = false
 }
 
 /** One FIFO list per priority, levels kept in a max-heap. [agingNanos] is 0 for no aging. */
-internal class PriorityOrder(private val agingNanos: Long) : WaitOrder() {
+internal class PriorityOrder(private val agingNanos: Long) : WaitOrder {
     private class Level(val priority: Int) : WaiterList() {
         var heapIndex: Int = -1
     }
+
+    /** What a queued waiter's slot holds with aging: its level and its enqueue time (without aging, the level alone). */
+    private class AgingStamp(val level: Level, val enqueuedAt: Long)
 
     private val levels = HashMap<Int, Level>()
     private var heap = arrayOfNulls<Level>(8)
@@ -111,22 +124,26 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder() {
 
     override fun peek(): PermitWaiter? = if (heapSize == 0) null else heap[0]!!.head
 
-    override fun add(w: PermitWaiter, now: Long) {
-        if (agingNanos > 0) w.slot = now // only aging reads it (enqueuedAt); boxed, so a FIFO waiter stays small
-        var level = levels[w.priority]
+    override fun add(w: PermitWaiter, priority: Int, now: Long) {
+        var level = levels[priority]
+        val isNew = level == null
         if (level == null) {
-            level = Level(w.priority)
-            levels[w.priority] = level
-            level.linkLast(w)
-            heapInsert(level)
-        } else {
-            level.linkLast(w) // the level's head, and so its place in the heap, is unchanged
+            level = Level(priority)
+            levels[priority] = level
         }
+        w.slot = if (agingNanos > 0) AgingStamp(level, now) else level
+        level.linkLast(w) // an existing level's head, and so its place in the heap, is unchanged
+        if (isNew) heapInsert(level)
         count++
     }
 
+    override fun removeFirst(w: PermitWaiter) = remove(w)
+
+    /** The level of a queued waiter, from its slot. */
+    private fun levelOf(w: PermitWaiter): Level = (w.slot as? AgingStamp)?.level ?: w.slot as Level
+
     override fun remove(w: PermitWaiter) {
-        val level = levels[w.priority]!!
+        val level = levelOf(w)
         val wasHead = level.head === w
         level.unlink(w)
         count--
@@ -142,15 +159,15 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder() {
 
     override fun newcomerLeads(priority: Int, now: Long): Boolean {
         if (heapSize == 0) return true
-        val top = heap[0]!!.head!!
+        val top = heap[0]!!
         // The newcomer is younger than anyone queued, so on a tie it loses (strictly before needed).
-        return before(priority, now, top.priority, enqueuedAt(top))
+        return before(priority, now, top.priority, enqueuedAt(top.head!!))
     }
 
     override fun countAt(priority: Int): Int = levels[priority]?.size ?: 0
 
     /** A queued waiter's enqueue time: kept in its slot with aging; without aging every time is 0. */
-    private fun enqueuedAt(w: PermitWaiter): Long = if (agingNanos > 0) w.slot as Long else 0L
+    private fun enqueuedAt(w: PermitWaiter): Long = if (agingNanos > 0) (w.slot as AgingStamp).enqueuedAt else 0L
 
     /** True if a waiter (p1, t1) is served strictly before (p2, t2). */
     private fun before(p1: Int, t1: Long, p2: Int, t2: Long): Boolean {
@@ -168,11 +185,8 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder() {
         return dt < 0 // equal effective priority: the older waiter first
     }
 
-    private fun levelBefore(a: Level, b: Level): Boolean {
-        val ha = a.head!!
-        val hb = b.head!!
-        return before(ha.priority, enqueuedAt(ha), hb.priority, enqueuedAt(hb))
-    }
+    private fun levelBefore(a: Level, b: Level): Boolean =
+        before(a.priority, enqueuedAt(a.head!!), b.priority, enqueuedAt(b.head!!))
 
     private fun heapInsert(level: Level) {
         if (heapSize == heap.size) heap = heap.copyOf(heapSize * 2)

@@ -102,9 +102,13 @@ import kotlin.time.TimeMark
 import kotlin.time.TimeSource
 
 /**
- * The front-end on whose behalf a waiter asks (W4): a semaphore, or one hold of a Lock.
+ * The front-end on whose behalf a waiter asks (W4): a semaphore, or one hold of a Lock. It belongs to
+ * one queue, so a waiter reaches its queue through its grantee instead of a field of its own.
  */
 internal interface Grantee {
+    /** The queue this grantee's waiters stand in. */
+    val queue: WaiterQueue
+
     /** [w] was granted, under the queue's lock (after its claim, or at enqueue). */
     fun granted(w: PermitWaiter)
 
@@ -123,13 +127,17 @@ internal interface Grantee {
  * lock, unless [WaiterQueue.cancel] removed the waiter first or its claim was refused (then neither).
  */
 internal abstract class PermitWaiter(
-    val queue: WaiterQueue,
     permits: Int,
-    val priority: Int,
     val grantee: Grantee,
-) : StatusCell(NEW) {
+) : StatusCell() {
     /** The number of permits requested. */
     val permits: Int = checkPermitCount(permits)
+
+    /**
+     * The queue this waiter stands in (its grantee's). A waiter keeps only what every kind needs, so that
+     * a coroutine's is 40 bytes; its priority is given to [WaiterQueue.enqueue] and kept by the order.
+     */
+    val queue: WaiterQueue get() = grantee.queue
 
     var prev: PermitWaiter? = null
 
@@ -137,10 +145,10 @@ internal abstract class PermitWaiter(
     var next: PermitWaiter? = null
 
     /**
-     * One reference whose meaning follows the status (one field instead of three keeps a waiter at
-     * 48 bytes): while QUEUED in an aging PriorityOrder, the enqueue time (a Long); between a
-     * successful claim and onGranted, whatever the subclass keeps for its claim (W1); once FAILED,
-     * the failure.
+     * One reference whose meaning follows the status (one field instead of three keeps a waiter
+     * small): while QUEUED in a PriorityOrder, what the order keeps for it (its level, and with aging
+     * its enqueue time); between a successful claim and onGranted, whatever the subclass keeps for its
+     * claim (W1); once FAILED, the failure.
      */
     var slot: Any? = null
 
@@ -276,7 +284,7 @@ internal open class WaiterQueue(
     }
 
     /**
-     * Offers [waiter] to the queue. Returns true if it was granted at once: the caller then holds the
+     * Offers [waiter], of [priority] (ignored in FIFO order), to the queue. Returns true if it was granted at once: the caller then holds the
      * permits, and [PermitWaiter.onGranted] will NOT be called (nor tryClaim: the requester is present). Returns false if it was queued: one of
      * its callbacks will be called later (possibly before this method returns, on another thread),
      * unless [cancel] removes it first.
@@ -284,19 +292,19 @@ internal open class WaiterQueue(
      * @throws SemaphoreClosedException if closed (nothing is queued).
      * @throws IllegalStateException if [waiter] was offered before.
      */
-    fun enqueue(waiter: PermitWaiter): Boolean {
+    fun enqueue(waiter: PermitWaiter, priority: Int = 0): Boolean {
         check(waiter.status == PermitWaiter.NEW) { "this waiter was already offered to a queue" }
         return locked {
             checkOpen()
             require(waiter.permits <= wTotal) { tooMany(waiter.permits, wTotal) }
             val now = now()
-            if (wAvail >= waiter.permits && order.newcomerLeads(waiter.priority, now)) {
+            if (wAvail >= waiter.permits && order.newcomerLeads(priority, now)) {
                 wAvail -= waiter.permits
                 waiter.grantee.granted(waiter) // W4, before the status (W1)
                 waiter.setStatus(PermitWaiter.GRANTED)
                 true
             } else {
-                order.add(waiter, now)
+                order.add(waiter, priority, now)
                 waiter.setStatus(PermitWaiter.QUEUED)
                 waiter.grantee.queued(waiter) // W4
                 false
@@ -396,7 +404,7 @@ internal open class WaiterQueue(
                 closed = true
                 while (true) {
                     val w = order.peek() ?: break
-                    order.remove(w)
+                    order.removeFirst(w)
                     failLocked(w, SemaphoreClosedException(cause))
                 }
             }
@@ -420,7 +428,7 @@ internal open class WaiterQueue(
         while (true) {
             val w = order.peek() ?: return
             if (w.permits > wTotal) {
-                order.remove(w)
+                order.removeFirst(w)
                 failLocked(
                     w,
                     IllegalStateException(
@@ -430,7 +438,7 @@ internal open class WaiterQueue(
                 continue
             }
             if (w.permits > wAvail) return
-            order.remove(w)
+            order.removeFirst(w)
             if (!w.tryClaim()) { // W1
                 w.setStatus(PermitWaiter.CANCELLED) // its requester is gone; its cancel() will find nothing to do
                 continue
@@ -544,6 +552,7 @@ private val wakeSlot = ThreadSlot<WakeBatch>()
 
 /** Delivers a chain of waiters linked by `next` (I7). */
 private fun wakeAll(chain: PermitWaiter) {
+    if (chain.next == null && chain.wakesWithoutCallbacks) return chain.deliver() // one waiter: nothing to collect
     var w: PermitWaiter? = chain
     while (w != null) {
         if (!w.wakesWithoutCallbacks) return wakeThroughTrampoline(chain)

@@ -13,19 +13,17 @@ package dev.semaphore.verification
 
 import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
-import dev.semaphore.internal.WaiterQueue
 
 /**
  * A bare engine waiter (it always claims) whose callback runs [inside] (once): onGranted if [granted],
  * else onFailed; the other callback is a test failure.
  */
 internal class CallbackWaiter(
-    queue: WaiterQueue,
     permits: Int,
     grantee: Grantee,
     private val granted: Boolean,
     private val inside: () -> Unit,
-) : PermitWaiter(queue, permits, 0, grantee) {
+) : PermitWaiter(permits, grantee) {
     @Volatile
     var ran = false
         private set

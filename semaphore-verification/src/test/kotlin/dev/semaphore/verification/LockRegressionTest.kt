@@ -105,7 +105,7 @@ class LockRegressionTest {
         queue.addPermits(2) // total 3, 2 available
         val scope = kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Dispatchers.Unconfined)
         var inside: () -> Unit = {}
-        val x = CallbackWaiter(queue, 3, lock.Hold(null), granted = false) { inside() }
+        val x = CallbackWaiter(3, lock.Hold(null), granted = false) { inside() }
         check(!queue.enqueue(x)) // x queued first: 3 do not fit in 2
         var acquired = false
         val w = scope.launch { lock.lock(a); acquired = true } // A queued behind x

@@ -34,7 +34,7 @@ class SemaphoreRegressionTest {
         check(s.tryAcquire(2))
         val scope = CoroutineScope(Dispatchers.Unconfined)
         var inside: () -> Unit = {}
-        val x = CallbackWaiter(queue, 1, pool, granted = true) { inside() }
+        val x = CallbackWaiter(1, pool, granted = true) { inside() }
         check(!queue.enqueue(x)) // x first in line
         var acquired = false
         val w = scope.launch { s.acquire(1); acquired = true } // behind x
