@@ -4,7 +4,9 @@
  * succeeds at once; each benchmark checks it did.
  *
  * Method names are <operation>_<impl> (see UncontendedBenchmark). acquireRelease: ours = acquire() future,
- * join, Permit.close(); ibm = acquire() stage, join, release(); juc = blocking acquire(), release().
+ * join, Permit.close(); ibm = acquire() stage, join, release(); juc = blocking acquire(), release(); floor =
+ * PermitContractFloor: the least the contract of acquire() (a future of a close-once Permit) can do, the same
+ * calls as ours.
  */
 package dev.semaphore.benchmarks;
 
@@ -35,6 +37,7 @@ public class JavaUncontendedBenchmark {
     private AsyncSemaphore ours;
     private FairAsyncSemaphore ibm;
     private Semaphore juc;
+    private PermitContractFloor floor;
 
     /** One permit each. */
     @Setup
@@ -42,12 +45,20 @@ public class JavaUncontendedBenchmark {
         ours = AsyncSemaphore.create(1);
         ibm = new FairAsyncSemaphore(1);
         juc = new Semaphore(1, true);
+        floor = new PermitContractFloor(1);
     }
 
     /** Ours: acquire() (an already completed future), join, Permit.close(). */
     @Benchmark
     public void acquireRelease_ours() {
         Permit p = ours.acquire().join();
+        p.close();
+    }
+
+    /** The contract floor: acquire() (a handle that is its own completed future), join, close(). */
+    @Benchmark
+    public void acquireRelease_floor() {
+        PermitContractFloor.Handle p = floor.acquire().join();
         p.close();
     }
 

@@ -2,7 +2,8 @@
  * Uncontended cost, one thread: every acquisition succeeds at once and nothing ever waits.
  *
  * Method names are <operation>_<impl>; the report pairs rows of the same operation and divides ours by
- * each peer. "floor" is a bare AtomicInteger CAS pair (take one, give one back): no semaphore can do less.
+ * each peer. "floor" is ExactCasFloor (ExactCasFloor.kt): a semaphore whose over-release check is exact, one
+ * CAS on each side and nothing else, called through kotlinx's Semaphore interface exactly as kotlinx's rows are.
  * Each benchmark checks its acquisition succeeded, so a broken fast path fails instead of looking fast.
  * Run with -prof gc to see the allocation per operation (gc.alloc.rate.norm): the fast paths should allocate
  * nothing; the suspending loops allocate one coroutine per 1,000 operations.
@@ -14,7 +15,6 @@ import dev.semaphore.LockKt;
 import dev.semaphore.Semaphore;
 import dev.semaphore.SemaphoreKt;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import kotlinx.coroutines.sync.Mutex;
 import kotlinx.coroutines.sync.MutexKt;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -29,7 +29,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
-/** Uncontended acquire/release on one thread: ours vs kotlinx.coroutines, with an AtomicInteger floor. */
+/** Uncontended acquire/release on one thread: ours vs kotlinx.coroutines, with the exact-CAS floor. */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 5, time = 1)
@@ -44,7 +44,7 @@ public class UncontendedBenchmark {
     private kotlinx.coroutines.sync.Semaphore kx;
     private Lock oursLock;
     private Mutex kotlinxMutex;
-    private AtomicInteger floor;
+    private kotlinx.coroutines.sync.Semaphore floor;
 
     /** Creates one of each primitive with one permit. */
     @Setup
@@ -53,7 +53,7 @@ public class UncontendedBenchmark {
         kx = kotlinx.coroutines.sync.SemaphoreKt.Semaphore(1, 0);
         oursLock = LockKt.Lock(false);
         kotlinxMutex = MutexKt.Mutex(false);
-        floor = new AtomicInteger(1);
+        floor = new ExactCasFloor(1);
     }
 
     /** Our Semaphore: tryAcquire(1) then release(1). */
@@ -70,13 +70,11 @@ public class UncontendedBenchmark {
         kx.release();
     }
 
-    /** The floor: a CAS that takes the permit and a CAS that gives it back. */
+    /** The floor (ExactCasFloor): tryAcquire() then release(), as kotlinx's row calls them. */
     @Benchmark
     public void tryAcquireRelease_floor() {
-        int v = floor.get();
-        if (v < 1 || !floor.compareAndSet(v, v - 1)) throw new IllegalStateException("uncontended CAS failed");
-        v = floor.get();
-        if (!floor.compareAndSet(v, v + 1)) throw new IllegalStateException("uncontended CAS failed");
+        if (!floor.tryAcquire()) throw new IllegalStateException("uncontended tryAcquire failed");
+        floor.release();
     }
 
     /** Our Lock: tryLock() then unlock(). */
@@ -105,6 +103,13 @@ public class UncontendedBenchmark {
     @OperationsPerInvocation(LOOP)
     public void suspendingAcquireRelease_kotlinx() {
         Workloads.kotlinxSemaphoreLoop(kx, LOOP);
+    }
+
+    /** The floor (ExactCasFloor): suspending acquire() + release() that never suspends, in kotlinx's row's loop. */
+    @Benchmark
+    @OperationsPerInvocation(LOOP)
+    public void suspendingAcquireRelease_floor() {
+        Workloads.kotlinxSemaphoreLoop(floor, LOOP);
     }
 
     /** Our Lock: suspending lock() + unlock() that never suspends, 1,000 per coroutine. */

@@ -12,7 +12,7 @@
  *
  * Invariants:
  * - One implementation per fork (JMH forks each @Param value), so every call site is monomorphic, as in the
- *   harness; "floor" is the AtomicInteger CAS pair behind the same interface.
+ *   harness; "floor" is ExactCasFloor (one exact CAS on each side) behind the same interface.
  * - The try's result is returned to JMH, and at the end of every iteration a cycle must still succeed and the
  *   permit be back (a fast path that fails or leaks cannot post a number).
  * - The suspending loop runs LOOP cycles in one coroutine that must never suspend (checked), as the direct rows.
@@ -46,7 +46,7 @@ public class UncontendedInterfaceBenchmark {
     /** Operations per invocation of the suspending loop (as UncontendedBenchmark). */
     public static final int LOOP = UncontendedBenchmark.LOOP;
 
-    /** ours = dev.semaphore.Semaphore, kotlinx = kotlinx.coroutines.sync.Semaphore, floor = AtomicInteger CAS pair. */
+    /** ours = dev.semaphore.Semaphore, kotlinx = kotlinx.coroutines.sync.Semaphore, floor = ExactCasFloor. */
     @Param({"ours", "kotlinx", "floor"})
     public String impl;
 

@@ -8,12 +8,11 @@
  *   release, or the suspending acquire + release), on a semaphore of one permit, and nothing else.
  * - TryCycle.cycle() returns whether the try succeeded (the harness hands it to JMH's Blackhole); the benchmark
  *   checks at the end of every iteration that a cycle still succeeds and the permit is back.
- * - "floor" is the AtomicInteger CAS pair of UncontendedBenchmark's floor rows (take one, give one back), here
- *   behind the same interface; in the suspending cycle it runs inside the same never-suspending coroutine.
+ * - "floor" is UncontendedBenchmark's floor (ExactCasFloor: one exact CAS on each side), called by kotlinx's
+ *   cycle classes, so its calls are exactly kotlinx's.
  */
 package dev.semaphore.benchmarks
 
-import java.util.concurrent.atomic.AtomicInteger
 import dev.semaphore.Semaphore as OurSemaphore
 import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 
@@ -40,7 +39,7 @@ public object Cycles {
     public fun tryCycle(impl: String): TryCycle = when (impl) {
         "ours" -> OursTryCycle(OurSemaphore(1))
         "kotlinx" -> KotlinxTryCycle(KotlinxSemaphore(1))
-        "floor" -> FloorTryCycle(AtomicInteger(1))
+        "floor" -> KotlinxTryCycle(ExactCasFloor(1))
         else -> throw IllegalArgumentException("unknown cycle impl '$impl' (expected ours, kotlinx or floor)")
     }
 
@@ -49,7 +48,7 @@ public object Cycles {
     public fun suspendCycle(impl: String): SuspendCycle = when (impl) {
         "ours" -> OursSuspendCycle(OurSemaphore(1))
         "kotlinx" -> KotlinxSuspendCycle(KotlinxSemaphore(1))
-        "floor" -> FloorSuspendCycle(AtomicInteger(1))
+        "floor" -> KotlinxSuspendCycle(ExactCasFloor(1))
         else -> throw IllegalArgumentException("unknown cycle impl '$impl' (expected ours, kotlinx or floor)")
     }
 }
@@ -74,17 +73,6 @@ private class KotlinxTryCycle(private val s: KotlinxSemaphore) : TryCycle {
     override val available: Int get() = s.availablePermits
 }
 
-private class FloorTryCycle(private val a: AtomicInteger) : TryCycle {
-    override fun cycle(): Boolean {
-        val v = a.get()
-        if (v < 1 || !a.compareAndSet(v, v - 1)) return false
-        val w = a.get()
-        return a.compareAndSet(w, w + 1)
-    }
-
-    override val available: Int get() = a.get()
-}
-
 private class OursSuspendCycle(private val s: OurSemaphore) : SuspendCycle {
     override suspend fun cycle() {
         s.acquire()
@@ -101,15 +89,4 @@ private class KotlinxSuspendCycle(private val s: KotlinxSemaphore) : SuspendCycl
     }
 
     override val available: Int get() = s.availablePermits
-}
-
-private class FloorSuspendCycle(private val a: AtomicInteger) : SuspendCycle {
-    override suspend fun cycle() {
-        val v = a.get()
-        check(v >= 1 && a.compareAndSet(v, v - 1)) { "uncontended CAS failed" }
-        val w = a.get()
-        check(a.compareAndSet(w, w + 1)) { "uncontended CAS failed" }
-    }
-
-    override val available: Int get() = a.get()
 }

@@ -185,6 +185,38 @@ class WorkloadsTest {
     }
 
     @Test
+    void exactCasFloorCountsExactlyAndRefusesAnOverReleaseBeforeAnythingChanges() {
+        ExactCasFloor floor = new ExactCasFloor(2);
+        Workloads.kotlinxSemaphoreLoop(floor, 100); // the suspending loop of the benchmark, never suspending
+        assertEquals(2, floor.getAvailablePermits());
+        IllegalStateException over = assertThrows(IllegalStateException.class, floor::release);
+        assertEquals("cannot release: all 2 permits are free", over.getMessage());
+        assertEquals(2, floor.getAvailablePermits());
+        assertTrue(floor.tryAcquire());
+        assertTrue(floor.tryAcquire());
+        assertFalse(floor.tryAcquire());
+        assertEquals(0, floor.getAvailablePermits());
+        // Its acquire never waits: a loop that would have to is reported, not timed.
+        assertThrows(IllegalStateException.class, () -> Workloads.kotlinxSemaphoreLoop(floor, 1));
+        floor.release();
+        assertEquals(1, floor.getAvailablePermits());
+    }
+
+    @Test
+    void permitContractFloorReleasesOncePerHandle() {
+        PermitContractFloor floor = new PermitContractFloor(1);
+        PermitContractFloor.Handle p = floor.acquire().join();
+        assertTrue(p.isDone());
+        assertEquals(p, p.join(), "the handle is its own completed future");
+        assertThrows(IllegalStateException.class, floor::acquire, "the only permit is held");
+        p.close();
+        p.close(); // a second close does nothing: no over-release
+        PermitContractFloor.Handle q = floor.acquire().join();
+        assertThrows(IllegalStateException.class, floor::acquire);
+        q.close();
+    }
+
+    @Test
     void anUncontendedLoopThatWouldSuspendIsReported() {
         dev.semaphore.Semaphore held = SemaphoreKt.Semaphore(1);
         assertTrue(held.tryAcquire(1));

@@ -51,10 +51,15 @@ public final class BenchmarkReport {
     static final Set<String> REFERENCES = Set.of("kotlinx", "juc", "ibm", "floor", "plain");
 
     /**
-     * Sections whose "floor" rows are the public-API floor of the operation (a suspend/resume hand-off through
-     * kotlinx's public API), so the report also divides the floor by kotlinx there.
+     * Sections whose "floor" rows are a floor of the operation that a peer may be below (the public-API floor of a
+     * suspend/resume, the exact-CAS floor of an uncontended cycle, the contract floor of the Java acquire), so the
+     * report also divides the floor by each peer there (kotlinx, or IBM for the Java rows).
      */
-    static final Set<String> FLOOR_VS_PEER = Set.of("HandoffBenchmark", "ContendedBenchmark", "ContendedLockBenchmark");
+    static final Set<String> FLOOR_VS_PEER = Set.of("HandoffBenchmark", "ContendedBenchmark", "ContendedLockBenchmark",
+            "UncontendedBenchmark", "UncontendedInterfaceBenchmark", "JavaUncontendedBenchmark");
+
+    /** The peers a floor row is divided by, in FLOOR_VS_PEER sections. */
+    static final Set<String> FLOOR_PEERS = Set.of("kotlinx", "ibm");
 
     /** Benchmark classes in report order, with what each one measures. */
     static final Map<String, String> SECTIONS = new LinkedHashMap<>();
@@ -62,23 +67,29 @@ public final class BenchmarkReport {
     static {
         SECTIONS.put("UncontendedBenchmark", "Uncontended, one thread: every acquisition succeeds at once. "
                 + "`tryAcquireRelease`/`tryLockUnlock` are the non-suspending fast paths; `suspending*` run 1,000 "
-                + "acquire+release inside one coroutine that never suspends (per-operation figures). `floor` is a bare "
-                + "AtomicInteger CAS pair. `B/op` is JMH's gc.alloc.rate.norm (-prof gc). Each row calls the primitive "
-                + "directly from its own benchmark method; the same cycles behind a one-method interface follow in "
-                + "UncontendedInterfaceBenchmark.");
+                + "acquire+release inside one coroutine that never suspends (per-operation figures). `B/op` is JMH's "
+                + "gc.alloc.rate.norm (-prof gc). Each row calls the primitive directly from its own benchmark method; the "
+                + "same cycles behind a one-method interface follow in UncontendedInterfaceBenchmark.\n\n"
+                + "`floor` is the **exact-CAS floor** (`ExactCasFloor.kt`): a semaphore in one volatile int with a CAS on "
+                + "each side and nothing else, whose release refuses an over-release before it changes anything, called "
+                + "through kotlinx's `Semaphore` interface by the same code as kotlinx's rows. A release that must refuse "
+                + "an over-release first has to read the count, so it is a read and a CAS; kotlinx's release is one "
+                + "`getAndIncrement` that repairs an over-release afterwards (possible because its total never changes), "
+                + "and its suspending `acquire` is one `getAndDecrement` (a negative count registers a waiter in its "
+                + "lock-free queue). Our word also carries the engine's lock and queue state and its total can be resized, "
+                + "so each side must read the word and swap it: `ours/floor` is what our fast paths cost above that "
+                + "design's minimum, and `floor/kotlinx` what one atomic add per side saves.");
         SECTIONS.put("UncontendedInterfaceBenchmark", "The same uncontended cycles on a semaphore of one permit, in the "
                 + "shape of the independent harness of issue 11: called through a one-method Kotlin interface "
                 + "(`TryCycle.cycle(): Boolean`, `SuspendCycle.cycle()`) whose implementation is chosen per fork by "
-                + "`impl`, the try's result returned to JMH. `floor` is the AtomicInteger CAS pair behind the same "
-                + "interface (a floor for a CAS design: kotlinx's suspending path, one XADD per side, can be below it). "
-                + "Why the shapes differ: in the direct shape the whole fast path is inlined into a `void` "
-                + "benchmark method that throws on failure, which lets our longer chain before the CAS (load, unpack, "
-                + "check, pack) overlap with the atomics; behind the interface the wrapper's extra loads and the returned "
-                + "boolean sit on that chain, which costs ours up to about 1 ns per try cycle and kotlinx's shorter path "
-                + "(one CAS or XADD per side) 0.2 ns or less (issue 11 findings, section 1b); the suspending cycle costs "
-                + "the same in both shapes. Both shapes are measured "
-                + "in every run so that one harness shape cannot hide the difference; the table after the ratios puts "
-                + "them side by side.");
+                + "`impl`, the try's result returned to JMH. `floor` is the exact-CAS floor of UncontendedBenchmark behind "
+                + "the same interface. Why the shapes differed before the engine's word was reshaped (issue 11): the "
+                + "direct shape inlines the whole fast path into a `void` benchmark method that throws on failure, which "
+                + "let a longer chain before the CAS (load, unpack, check, pack) overlap with the atomics; behind the "
+                + "interface the wrapper's loads and the returned boolean sit on that chain, so a fast path longer than "
+                + "kotlinx's paid up to about 1 ns more per try cycle in this shape. Our fast acquire is now one compare "
+                + "of the word and a CAS, as short as kotlinx's. Both shapes are measured in every run so that one "
+                + "harness shape cannot hide a difference; the table after the ratios puts them side by side.");
         SECTIONS.put("ContendedBenchmark", "Contended throughput (shape of kotlinx.coroutines' SemaphoreBenchmark): "
                 + "`sections` critical sections split over `coroutines` coroutines, geometric work of mean 50 inside "
                 + "and outside the section, on Dispatchers.Default or a fixed pool of 2 threads. Time for all sections.\n\n"
@@ -113,7 +124,13 @@ public final class BenchmarkReport {
                 + "them spread over the line (SingleShotTime, per cancellation). It should stay flat as `waiters` grows.");
         SECTIONS.put("JavaUncontendedBenchmark", "Uncontended, one thread, from Java: our AsyncSemaphore "
                 + "(acquire() future + Permit.close(), tryAcquire/release) vs IBM async-util FairAsyncSemaphore and "
-                + "java.util.concurrent.Semaphore (fair).");
+                + "java.util.concurrent.Semaphore (fair).\n\n"
+                + "`floor` (acquireRelease only) is the **contract floor** of `acquire()` (`PermitContractFloor.java`): "
+                + "what its contract forces and nothing else. `acquire()` returns a `CompletableFuture<Permit>`, and a "
+                + "`Permit` is a per-acquisition handle whose `close()` releases exactly once; so an acquisition granted "
+                + "at once costs at least the exact CAS that takes the permit, one object that is both the handle and its "
+                + "own completed future (completing it is a CAS), and the close-once CAS before the release CAS. IBM's "
+                + "`acquire()` returns a shared completed stage and has no handle to close, so it can be below this floor.");
         SECTIONS.put("FuturesContendedBenchmark", "Java futures under contention: tasks on an executor acquire "
                 + "through futures, work, release: our AsyncSemaphore vs IBM FairAsyncSemaphore vs "
                 + "java.util.concurrent.Semaphore (fair) with blocking threads.");
@@ -279,7 +296,7 @@ public final class BenchmarkReport {
             for (Row floor : g) {
                 if (!floor.impl().equals("floor") || !FLOOR_VS_PEER.contains(floor.cls())) continue;
                 for (Row peer : g) {
-                    if (peer.impl().equals("kotlinx") && peer.unit().equals(floor.unit())) out.add(ratio(floor, peer));
+                    if (FLOOR_PEERS.contains(peer.impl()) && peer.unit().equals(floor.unit())) out.add(ratio(floor, peer));
                 }
             }
         }
