@@ -47,13 +47,15 @@ class BenchmarkReportTest {
         List<BenchmarkReport.Row> rows = BenchmarkReport.parse(JsonParser.parseString(sample()).getAsJsonArray());
         assertEquals(9, rows.size());
         List<BenchmarkReport.Ratio> unc = BenchmarkReport.ratios(rows.subList(0, 3));
-        assertEquals(2, unc.size());
+        assertEquals(3, unc.size(), "ours/kotlinx, ours/floor, floor/kotlinx");
         assertEquals("kotlinx", unc.get(0).peer().impl());
         assertEquals(0.5, unc.get(0).value(), 1e-12, "ours / kotlinx = 10 / 20");
         assertEquals(0.5 * Math.sqrt(0.01 + 0.01), unc.get(0).error(), 1e-12, "relative errors combined");
         assertEquals("floor", unc.get(1).peer().impl());
         assertEquals(2.0, unc.get(1).value(), 1e-12);
         assertTrue(Double.isNaN(unc.get(1).error()), "no error estimate when JMH has none");
+        assertEquals("floor/kotlinx", unc.get(2).ours().impl() + "/" + unc.get(2).peer().impl());
+        assertEquals(0.25, unc.get(2).value(), 1e-12);
 
         List<BenchmarkReport.Ratio> cont = BenchmarkReport.ratios(rows.subList(3, 7));
         assertEquals(2, cont.size(), "permits=1 pairs with permits=1 only, 8 with 8");
@@ -107,7 +109,11 @@ class BenchmarkReportTest {
                 row(P + "UncontendedInterfaceBenchmark.tryAcquireRelease", "\"impl\":\"floor\"", "avgt", 5, "0.25", "ns/op", null),
                 row(P + "HandoffBenchmark.semaphore", "\"impl\":\"ours\"," + it, "avgt", 150, "15", "ms/op", null),
                 row(P + "HandoffBenchmark.semaphore", "\"impl\":\"kotlinx\"," + it, "avgt", 100, "10", "ms/op", null),
-                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"floor\"," + it, "avgt", 120, "12", "ms/op", null))
+                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"floor\"," + it, "avgt", 120, "12", "ms/op", null),
+                row(P + "JavaUncontendedBenchmark.acquireRelease_ours", null, "avgt", 12, "0.6", "ns/op", null),
+                row(P + "JavaUncontendedBenchmark.acquireRelease_ibm", null, "avgt", 5, "0.1", "ns/op", null),
+                row(P + "JavaUncontendedBenchmark.acquireRelease_juc", null, "avgt", 5, "0.1", "ns/op", null),
+                row(P + "JavaUncontendedBenchmark.acquireRelease_floor", null, "avgt", 10, "0.5", "ns/op", null))
                 + "]";
     }
 
@@ -124,9 +130,19 @@ class BenchmarkReportTest {
         assertEquals("floor/kotlinx", handoff.get(2).ours().impl() + "/" + handoff.get(2).peer().impl());
         assertEquals(1.2, handoff.get(2).value(), 1e-12);
         assertEquals("peer below the floor (1.20x)", BenchmarkReport.verdict(handoff.get(2)));
-        // The AtomicInteger floor of the uncontended rows is not a public-API floor: not divided by kotlinx.
-        assertEquals(2, BenchmarkReport.ratios(rows.subList(0, 3)).size());
-        assertEquals(2, BenchmarkReport.ratios(rows.subList(3, 6)).size());
+        // The uncontended rows' floor (the exact-CAS floor) is divided by kotlinx too, in both shapes.
+        for (List<BenchmarkReport.Row> shape : List.of(rows.subList(0, 3), rows.subList(3, 6))) {
+            List<BenchmarkReport.Ratio> r = BenchmarkReport.ratios(shape);
+            assertEquals(3, r.size(), "ours/kotlinx, ours/floor, floor/kotlinx");
+            assertEquals("floor/kotlinx", r.get(2).ours().impl() + "/" + r.get(2).peer().impl());
+            assertEquals(1.0, r.get(2).value(), 1e-12);
+        }
+        // The Java contract floor is divided by IBM (a floor's peer), not by java.util.concurrent.
+        List<BenchmarkReport.Ratio> java = BenchmarkReport.ratios(rows.subList(9, 13));
+        assertEquals(4, java.size(), "ours/ibm, ours/juc, ours/floor, floor/ibm");
+        assertEquals("floor/ibm", java.get(3).ours().impl() + "/" + java.get(3).peer().impl());
+        assertEquals(2.0, java.get(3).value(), 1e-12);
+        assertEquals("peer below the floor (2.00x)", BenchmarkReport.verdict(java.get(3)));
     }
 
     @Test
