@@ -225,10 +225,10 @@ private inline fun <T> future(
     notNow: () -> Unit = {},
     queue: () -> GrantFuture<T>,
 ): CompletableFuture<T> {
-    val nanos = unit.toNanos(timeout)
     return try {
+        if (tryNow()) return grantNow().let { handle -> selfFuture(handle) ?: GrantFuture<T>().also { it.deliver(handle) } }
+        val nanos = unit.toNanos(timeout)
         when {
-            tryNow() -> grantNow().let { handle -> selfFuture(handle) ?: GrantFuture<T>().also { it.deliver(handle) } }
             nanos <= 0 -> GrantFuture<T>().also { notNow(); it.fail(TimeoutException("not granted at once, and the timeout was $timeout $unit")) }
             nanos == Long.MAX_VALUE -> queue()
             else -> queue().orTimeout(nanos, TimeUnit.NANOSECONDS)
@@ -245,7 +245,7 @@ private inline fun <T> future(
  */
 @Suppress("UNCHECKED_CAST")
 private fun <T> selfFuture(handle: T): CompletableFuture<T>? =
-    (handle as? CompletableFuture<*>)?.takeIf { it.isDone && it.getNow(null) === it } as CompletableFuture<T>?
+    if (handle is CompletableFuture<*> && handle.getNow(null) === handle) handle as CompletableFuture<T> else null
 
 private inline fun block(timeout: Long, unit: TimeUnit, tryNow: () -> Boolean, wait: (Long) -> Boolean): Boolean {
     if (Thread.interrupted()) throw InterruptedException("interrupted before waiting for permits")
