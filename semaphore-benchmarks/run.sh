@@ -158,7 +158,7 @@ java -jar "$jar" 'dev.semaphore.benchmarks.((Java)?UncontendedBenchmark|Unconten
   -rf json -rff "$out/uncontended.json"
 
 echo "== contended, hand-over, priority, Java futures"
-java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|HandoffBenchmark|PriorityBenchmark|FuturesContendedBenchmark)' \
+java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|HandoffBenchmark|EngineStepBenchmark|PriorityBenchmark|FuturesContendedBenchmark)' \
   "${common[@]}" ${contended[@]+"${contended[@]}"} -rf json -rff "$out/contended.json"
 
 run_readwrite

@@ -118,6 +118,14 @@ public final class BenchmarkReport {
                 + "what our engine adds above the floor, and `floor/kotlinx` what the public API itself costs against "
                 + "kotlinx (above 1: part of the gap to kotlinx cannot be closed through the public API; below 1: the "
                 + "public API leaves room to reach kotlinx). The `floor/kotlinx` row divides the floor, not ours.");
+        SECTIONS.put("EngineStepBenchmark", "The engine's own part of one hand-off step, without coroutines "
+                + "(`EngineStepBenchmark.java`, white-box: it drives the internal engine from Java): a bare waiter (it "
+                + "always claims, its wake does nothing) queued behind the held permit, then a release that grants it. "
+                + "That is what HandoffBenchmark's ours row pays on top of the kotlinx machinery every row pays: two "
+                + "round trips of the engine's lock (a CAS, then the unlock's volatile store), the line's bookkeeping and "
+                + "the 40-byte waiter node. `floor` is the same step on the hand-off floor's design: one CAS parks an "
+                + "existing object in a slot and one takes it out. `ours - floor` is the engine's share of the hand-off "
+                + "row's gap to its floor.");
         SECTIONS.put("PriorityBenchmark", "Price of priorities: the contended workload (1,000 coroutines) on our "
                 + "PrioritySemaphore with L priority levels in use (`priority-L`) divided by our plain Semaphore.");
         SECTIONS.put("CancellationBenchmark", "Cancellation cost: with `waiters` coroutines queued, cancel 1,000 of "
