@@ -354,6 +354,7 @@ public final class BenchmarkReport {
                 + "the peer is faster. The ratio's ± is the two relative JMH errors (99.9% intervals) combined; "
                 + "n/a when a run had too few iterations to compute one.\n\n");
         md.append("![ratios ours/peer](").append(chartLink).append(")\n\n");
+        summaryTable(md, ratios);
 
         for (Map.Entry<String, List<Row>> e : byClass.entrySet()) {
             String cls = e.getKey();
@@ -430,6 +431,58 @@ public final class BenchmarkReport {
             floorShareTable(md, mem);
         }
         return md.toString();
+    }
+
+    /**
+     * Every row of this run where a peer is faster than ours beyond the error, with what its section's floor says
+     * about it (the floor of the same operation and parameters, when the section has one).
+     */
+    static void summaryTable(StringBuilder md, Map<String, List<Ratio>> ratios) {
+        List<Ratio> all = new ArrayList<>();
+        ratios.values().forEach(all::addAll);
+        List<Ratio> slower = new ArrayList<>();
+        for (Ratio r : all) {
+            if (r.ours().impl().equals("ours") && !r.peer().impl().equals("floor") && verdict(r).startsWith("peer faster")) slower.add(r);
+        }
+        md.append("## Where a peer is faster\n\n");
+        if (slower.isEmpty()) {
+            md.append("In this run no peer is faster than ours beyond the error.\n\n");
+            return;
+        }
+        md.append("Every row of this run where a peer is faster than ours beyond the error. Where the section has a "
+                + "floor of the same operation (the least the operation can cost under the constraint its section states), "
+                + "`ours/floor` says how far ours is above it and `floor/peer` whether the floor itself is above the peer: "
+                + "**explained by the floor** when ours is at or below the floor (within error) and the floor is above "
+                + "the peer beyond error; **above the floor** when ours costs more than the floor beyond error.\n\n");
+        md.append("| section | operation | params | peer | ours/peer | ± | ours/floor | ± | floor/peer | ± | reading |\n");
+        md.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+        for (Ratio r : slower) {
+            Ratio toFloor = null;
+            Ratio floorToPeer = null;
+            for (Ratio o : all) {
+                if (!o.ours().groupKey().equals(r.ours().groupKey())) continue;
+                if (o.ours() == r.ours() && o.peer().impl().equals("floor")) toFloor = o;
+                if (o.ours().impl().equals("floor") && o.peer() == r.peer()) floorToPeer = o;
+            }
+            String reading;
+            if (toFloor == null) {
+                reading = "no floor in this section";
+            } else if (!verdict(toFloor).startsWith("above the floor")
+                    && floorToPeer != null && verdict(floorToPeer).startsWith("peer below the floor")) {
+                reading = "explained by the floor";
+            } else if (verdict(toFloor).startsWith("above the floor")) {
+                reading = "above the floor";
+            } else {
+                reading = "at the floor, but the floor is not above the peer beyond error";
+            }
+            md.append("| ").append(r.ours().cls()).append(" | ").append(r.ours().operation()).append(" | ")
+                    .append(r.ours().paramText()).append(" | ").append(r.peer().impl()).append(" | ").append(fmt(r.value()))
+                    .append(" | ").append(fmt(r.error())).append(" | ").append(toFloor == null ? "" : fmt(toFloor.value()))
+                    .append(" | ").append(toFloor == null ? "" : fmt(toFloor.error())).append(" | ")
+                    .append(floorToPeer == null ? "" : fmt(floorToPeer.value())).append(" | ")
+                    .append(floorToPeer == null ? "" : fmt(floorToPeer.error())).append(" | ").append(reading).append(" |\n");
+        }
+        md.append('\n');
     }
 
     /**

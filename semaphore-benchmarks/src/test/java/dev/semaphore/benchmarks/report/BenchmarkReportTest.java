@@ -146,6 +146,41 @@ class BenchmarkReportTest {
     }
 
     @Test
+    void summarizesTheRowsWhereAPeerIsFasterWithWhatTheirFloorSays(@TempDir Path dir) throws Exception {
+        String c = "\"coroutines\":\"1000\",\"permits\":\"1\"";
+        String rows = "[" + String.join(",",
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"ours\"," + c, "avgt", 110, "1", "ms/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"kotlinx\"," + c, "avgt", 100, "1", "ms/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"floor\"," + c, "avgt", 110, "1", "ms/op", null),
+                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"ours\",\"iterations\":\"1000000\"", "avgt", 150, "1", "ms/op", null),
+                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"kotlinx\",\"iterations\":\"1000000\"", "avgt", 100, "1", "ms/op", null),
+                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"floor\",\"iterations\":\"1000000\"", "avgt", 90, "1", "ms/op", null),
+                row(P + "PriorityBenchmark.contended", "\"impl\":\"priority-4\"", "avgt", 12, "0.1", "ms/op", null),
+                row(P + "PriorityBenchmark.contended", "\"impl\":\"plain\"", "avgt", 10, "0.1", "ms/op", null),
+                row(P + "FuturesContendedBenchmark.contended", "\"impl\":\"ours\",\"permits\":\"1\"", "avgt", 12, "0.1", "ms/op", null),
+                row(P + "FuturesContendedBenchmark.contended", "\"impl\":\"ibm\",\"permits\":\"1\"", "avgt", 10, "0.1", "ms/op", null),
+                row(P + "JavaUncontendedBenchmark.tryAcquireRelease_ours", null, "avgt", 5, "0.1", "ns/op", null),
+                row(P + "JavaUncontendedBenchmark.tryAcquireRelease_ibm", null, "avgt", 6, "0.1", "ns/op", null))
+                + "]";
+        Path results = dir.resolve("results.json");
+        Files.writeString(results, rows);
+        Path md = dir.resolve("benchmarks.md");
+        BenchmarkReport.main(new String[] {"--out", md.toString(), "--chart", dir.resolve("r.png").toString(), "--run", "unit test",
+                results.toString()});
+        String text = Files.readString(md);
+        String summary = text.substring(text.indexOf("## Where a peer is faster"), text.indexOf("## UncontendedBenchmark") < 0
+                ? text.indexOf("## ContendedBenchmark") : text.indexOf("## UncontendedBenchmark"));
+        assertTrue(summary.contains("| ContendedBenchmark | semaphore | coroutines=1000, permits=1 | kotlinx | 1.100 |"), summary);
+        assertTrue(summary.contains("| explained by the floor |"), summary);
+        assertTrue(summary.contains("| HandoffBenchmark | semaphore | iterations=1000000 | kotlinx | 1.500 |"), summary);
+        assertTrue(summary.contains("| above the floor |"), summary);
+        assertTrue(summary.contains("| FuturesContendedBenchmark | contended | permits=1 | ibm | 1.200 |"), summary);
+        assertTrue(summary.contains("| no floor in this section |"), summary);
+        assertTrue(!summary.contains("PriorityBenchmark"), "a comparison of ours with ours is not a peer's row\n" + summary);
+        assertTrue(!summary.contains("JavaUncontendedBenchmark"), "ours is faster there: not listed\n" + summary);
+    }
+
+    @Test
     void printsBothShapesSideBySideAndTheFloorShareOfAWaiter(@TempDir Path dir) throws Exception {
         Path results = dir.resolve("results.json");
         Files.writeString(results, floorSample());
