@@ -5,10 +5,11 @@
  * whose implementation is chosen per fork by @Param impl, the try's result handed to JMH's Blackhole.
  *
  * Why a second shape: UncontendedBenchmark calls each primitive directly from its own @Benchmark method, void,
- * throwing on failure, which is the shape most favourable to our longer fast path (load, unpack, check, pack,
- * CAS). Behind the interface the same operations cost ours about 0.6-1 ns more per cycle and kotlinx nothing
- * measurable (issue 11 findings, section 1b), so a report that only shows the direct shape understates the gap
- * another harness sees. Both shapes are kept, and the report prints their ratios side by side.
+ * throwing on failure, the shape most favourable to a fast path with a long chain before its CAS (load, unpack,
+ * check, pack). Before the engine's word was reshaped (issue 11) ours had such a chain, and behind the interface it
+ * cost ours about 0.6-1 ns more per cycle and kotlinx nothing measurable, so a report that showed only the direct
+ * shape understated the gap another harness saw. Both shapes are kept, and the report prints their ratios side by
+ * side (BenchmarkReport's SECTIONS text for this class says the same for readers of docs/benchmarks.md).
  *
  * Invariants:
  * - One implementation per fork (JMH forks each @Param value), so every call site is monomorphic, as in the
