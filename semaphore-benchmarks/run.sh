@@ -3,7 +3,8 @@
 # memory-per-waiter probe, and writes docs/benchmarks.md + docs/benchmarks-ratios.png.
 #
 #   semaphore-benchmarks/run.sh quick   # about 7 minutes on 2 cores: 1 fork, short iterations, fewer params
-#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 53 minutes on 2 cores)
+#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 53 minutes on 2 cores), then
+#                                       # each group where a peer is faster again (about a minute per group)
 #   semaphore-benchmarks/run.sh smoke   # about 4 minutes: checks that everything runs; figures meaningless
 #   semaphore-benchmarks/run.sh distributed   # about 10 minutes: semaphore-redis vs Redisson (a local redis-server);
 #                                             # writes docs/benchmarks-distributed.md + docs/benchmarks-distributed.png
@@ -175,7 +176,27 @@ echo "== report"
 # First the ReadWriteLock section (its own file, which BenchmarkReport then includes before the distributed one).
 java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.ReadWriteReport --json "$out/readwrite.json" \
   --out "$root/docs/benchmarks-readwrite.md" --chart "$root/docs/benchmarks-readwrite.png" --run "$readwrite_text"
-java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.BenchmarkReport \
-  --out "$root/docs/benchmarks.md" --chart "$root/docs/benchmarks-ratios.png" \
-  --memory "$out/memory.json" --run "$run_text" \
-  "$out"/uncontended.json "$out"/contended.json "$out"/cancellation.json
+report=(java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.BenchmarkReport
+  --out "$root/docs/benchmarks.md" --chart "$root/docs/benchmarks-ratios.png"
+  --memory "$out/memory.json" --run "$run_text")
+results=("$out"/uncontended.json "$out"/contended.json "$out"/cancellation.json)
+"${report[@]}" --recheck-list "$out/recheck.txt" "${results[@]}"
+
+# Every group where a peer is faster is measured a second time, in a JMH invocation of its own (fresh JVMs, the
+# same settings), and the report shows both ratios: one slow phase of this shared machine during the long run then
+# shows as a row whose two measurements disagree. Each selector line pins every parameter of its group.
+if [ -s "$out/recheck.txt" ]; then
+  echo "== recheck: each group where a peer is faster, again"
+  n=0
+  rechecks=()
+  while read -r -a selector; do
+    n=$((n + 1))
+    case "${selector[0]}" in
+      *CancellationBenchmark*) settings=("${cancel[@]}") ;;
+      *) settings=("${common[@]}") ;;
+    esac
+    java -jar "$jar" "${selector[@]}" "${settings[@]}" -rf json -rff "$out/recheck-$n.json" < /dev/null
+    rechecks+=(--recheck "$out/recheck-$n.json")
+  done < "$out/recheck.txt"
+  "${report[@]}" "${rechecks[@]}" "${results[@]}"
+fi

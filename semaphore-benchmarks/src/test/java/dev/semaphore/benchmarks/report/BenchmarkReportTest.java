@@ -181,6 +181,50 @@ class BenchmarkReportTest {
     }
 
     @Test
+    void listsTheGroupsWhereAPeerIsFasterForARecheckAndShowsTheRecheckBesideTheFirstRatio(@TempDir Path dir) throws Exception {
+        String c = "\"coroutines\":\"1000\",\"permits\":\"2\"";
+        String first = "[" + String.join(",",
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"ours\"," + c, "avgt", 24, "0.5", "ms/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"kotlinx\"," + c, "avgt", 18, "0.5", "ms/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"floor\"," + c, "avgt", 26, "9", "ms/op", null),
+                row(P + "UncontendedBenchmark.tryAcquireRelease_ours", null, "avgt", 11, "0.1", "ns/op", null),
+                row(P + "UncontendedBenchmark.tryAcquireRelease_kotlinx", null, "avgt", 10, "0.1", "ns/op", null),
+                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"ours\",\"iterations\":\"1000\"", "avgt", 90, "1", "ms/op", null),
+                row(P + "HandoffBenchmark.semaphore", "\"impl\":\"kotlinx\",\"iterations\":\"1000\"", "avgt", 100, "1", "ms/op", null))
+                + "]";
+        Path results = dir.resolve("results.json");
+        Files.writeString(results, first);
+        Path list = dir.resolve("recheck.txt");
+        Path md = dir.resolve("benchmarks.md");
+        BenchmarkReport.main(new String[] {"--out", md.toString(), "--chart", dir.resolve("r.png").toString(),
+                "--recheck-list", list.toString(), results.toString()});
+        assertEquals(List.of(
+                "^dev\\.semaphore\\.benchmarks\\.UncontendedBenchmark\\.tryAcquireRelease_[A-Za-z0-9]+$",
+                "^dev\\.semaphore\\.benchmarks\\.ContendedBenchmark\\.semaphore$ -p coroutines=1000 -p permits=2"),
+                Files.readAllLines(list), "one line per group where the peer is faster, in the report's order; not the hand-off, "
+                        + "where ours is faster");
+        assertTrue(!Files.readString(md).contains("recheck ours/peer"), "no recheck column without rechecks");
+
+        String again = "[" + String.join(",",
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"ours\"," + c, "avgt", 18, "0.36", "ms/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"kotlinx\"," + c, "avgt", 18, "0.36", "ms/op", null),
+                row(P + "ContendedBenchmark.semaphore", "\"impl\":\"floor\"," + c, "avgt", 28, "12", "ms/op", null))
+                + "]";
+        Path recheck = dir.resolve("recheck-1.json");
+        Files.writeString(recheck, again);
+        BenchmarkReport.main(new String[] {"--out", md.toString(), "--chart", dir.resolve("r.png").toString(),
+                "--recheck", recheck.toString(), results.toString()});
+        String text = Files.readString(md);
+        String summary = text.substring(text.indexOf("## Where a peer is faster"), text.indexOf("## UncontendedBenchmark"));
+        assertTrue(summary.contains("| recheck ours/peer | ± |"), summary);
+        assertTrue(summary.contains("| ContendedBenchmark | semaphore | coroutines=1000, permits=2 | kotlinx | 1.333 | 0.0463 | 1.000 | 0.0283 | "),
+                summary);
+        assertTrue(summary.contains("| UncontendedBenchmark | tryAcquireRelease |  | kotlinx | 1.100 | 0.0149 | not measured |  | "), summary);
+        assertThrows(IllegalArgumentException.class, () -> BenchmarkReport.main(new String[] {"--out", md.toString(),
+                "--chart", dir.resolve("r.png").toString(), "--recheck", dir.resolve("missing.json").toString(), results.toString()}));
+    }
+
+    @Test
     void printsBothShapesSideBySideAndTheFloorShareOfAWaiter(@TempDir Path dir) throws Exception {
         Path results = dir.resolve("results.json");
         Files.writeString(results, floorSample());
