@@ -1,0 +1,261 @@
+/*
+ * Lincheck (model checking and stress) for cancellation through the coroutine's Job: Semaphore(1),
+ * Semaphore(2) and Lock with owners.
+ *
+ * Why it exists: Lincheck's own cancellation (@Operation(cancellableOnSuspension = true), used by
+ * SemaphoreLincheckTest and LockLincheckTest) cancels the CancellableContinuation it finds at the
+ * suspension point, so it reaches a waiter only if the waiter suspends in one. Here Lincheck cancels
+ * nothing (every suspending operation is cancellableOnSuspension = false): the acquisitions run with
+ * a Job() of the test object as their Job, and the operation cancelJob() (run once) cancels it from
+ * another thread. The cancellation then travels as in an application (Job -> whatever the waiter
+ * registered on it), so the test keeps its meaning for a waiter that suspends without a
+ * CancellableContinuation and hooks the Job itself.
+ *
+ * An acquisition (inJob) runs acquire()/lock() in the operation's own coroutine, its context plus
+ * `job` and a DispatchThroughLincheck, and returns OK if it returned (the permits are held), or
+ * CANCELLED if it threw CancellationException (nothing is held); never an exception. Once the Job
+ * is cancelled, a later acquisition still succeeds on the fast path (acquire() does not check
+ * cancellation when it need not suspend), and one that must wait is cancelled at once, or hands a
+ * grant at enqueue back (W3). Three simpler designs fail on the current engine, not for a lost
+ * permit but because the sequential model (the same code run by Lincheck one operation at a time)
+ * cannot produce what a concurrent run legally does, or because the cancellation never arrives:
+ *  - withContext(job) { acquire() }: withContext refuses to start in a cancelled Job, but an
+ *    acquisition that started just before the cancellation still takes a free permit on the fast
+ *    path. Found at once: parallel: cancelJob(): ok, release(): misuse | acquire in the Job: ok.
+ *  - Lincheck's own interceptor (the one in the operation's context): it wraps every continuation in
+ *    one whose context carries a Job of Lincheck's, which a CancellableContinuation takes as its
+ *    parent: cancelling the coroutine's Job never reaches the waiter (the acquisition hangs).
+ *  - an interceptor that is not a dispatcher: kotlinx then checks the Job only when a resume beats
+ *    the suspension (CancellableContinuationImpl.getResult), not when it comes later, so a grant
+ *    followed by the cancellation ends CANCELLED concurrently but OK sequentially:
+ *      init: tryAcquire(): true
+ *      parallel: acquire in the Job: cancelled, tryAcquire(): true | release(): ok | cancelJob(): ok (after the release)
+ *    With a dispatcher kotlinx checks at dispatch too (DispatchedTask.run, prompt cancellation), so
+ *    both outcomes exist sequentially, and a Job cancelled between the claim (W1) and the wake is
+ *    W3's hand-back. DispatchThroughLincheck hands each dispatched task to the thread that runs the
+ *    suspended operation, through Lincheck's interceptor, so every step stays on Lincheck's threads
+ *    and a coroutine always resumes on the thread it suspended on (Lincheck's traces need that).
+ *
+ * Semaphore(2) acquires 1 permit at a time (tryAcquire and release take 1 or 2). With 2-permit
+ * acquisitions this test reports a window of the current engine (not a lost permit): a coroutine
+ * whose Job is cancelled before it enqueues is queued for a moment (its cancellation handler is
+ * registered after enqueue, and removes it at once), and a 2-permit request standing there makes a
+ * 1-permit newcomer wait or fail (I4). Random model checking found it (with an earlier form of
+ * this test); as a fixed scenario here:
+ *   init: tryAcquire(1): true, cancelJob(): ok
+ *   parallel: acquire(1) in the Job: cancelled | acquire(2) in the Job: cancelled
+ * acquire(1)'s fast path is refused while the cancelled acquire(2) stands in line; sequentially it
+ * succeeds. A 1-permit request queues only where no request fits, so there nobody can see it.
+ *
+ * availablePermits / isLocked are the observers that make a lost or doubled permit visible. At rest
+ * (@Validate), besides the checks of the other tests: once the Job is cancelled nothing may be
+ * queued (W2); with 1-permit requests a waiter that W2 failed to remove is invisible to the results.
+ * Two fixed scenarios (semaphore1HandBack, lockHandBack) model-check the windows of W3: a held permit
+ * released while the Job is cancelled and an acquisition waits or is about to.
+ *
+ * Sizes: the shared mcOptions()/stressOptions(), with JOB_MC_INVOCATIONS model-checking invocations
+ * per scenario instead of 100 (kotlinx's Job machinery is explored event by event too), and
+ * JOB_FIXED_INVOCATIONS for each fixed scenario: about 50 s in all on a loaded 2-core machine.
+ */
+package dev.semaphore.verification
+
+import dev.semaphore.Lock
+import dev.semaphore.Semaphore
+import dev.semaphore.internal.WaiterQueueOwner
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.Job
+import org.jetbrains.kotlinx.lincheck.annotations.Operation
+import org.jetbrains.kotlinx.lincheck.annotations.Param
+import org.jetbrains.kotlinx.lincheck.annotations.Validate
+import org.jetbrains.kotlinx.lincheck.check
+import org.jetbrains.kotlinx.lincheck.paramgen.IntGen
+import org.junit.jupiter.api.Test
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.EmptyCoroutineContext
+import kotlin.coroutines.cancellation.CancellationException
+import kotlin.coroutines.intrinsics.startCoroutineUninterceptedOrReturn
+import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
+import kotlin.coroutines.resume
+
+/** Result of an acquisition whose Job was cancelled before it acquired: nothing is held. */
+const val CANCELLED = "cancelled"
+
+/**
+ * A dispatcher that hands every task to the thread of the suspended operation through Lincheck's
+ * interceptor [lincheck]: kotlinx resumes through DispatchedTask.run, with its prompt-cancellation
+ * check, and the engine wakes the waiter directly (I7), as with any dispatcher.
+ */
+internal class DispatchThroughLincheck(private val lincheck: ContinuationInterceptor) : CoroutineDispatcher() {
+    override fun isDispatchNeeded(context: CoroutineContext): Boolean = true
+    override fun dispatch(context: CoroutineContext, block: Runnable) =
+        lincheck.interceptContinuation(Continuation<Unit>(context) { block.run() }).resume(Unit)
+}
+
+/**
+ * Runs [acquire] in the calling operation's coroutine, with [job] as its Job and a
+ * DispatchThroughLincheck as its dispatcher. Unlike withContext(job), it neither checks [job] before
+ * [acquire] nor throws after it returned: OK if [acquire] returned (held), CANCELLED if it threw
+ * CancellationException (nothing held). Misuse propagates (to [outcome]).
+ */
+internal suspend fun inJob(job: Job, acquire: suspend () -> Unit): Any? = try {
+    suspendCoroutineUninterceptedOrReturn { op ->
+        // Lincheck's interceptor is missing only in the post part (a plain completion): it runs alone, nothing to hand over.
+        val lincheck = op.context[ContinuationInterceptor]
+        val context = op.context + job + (lincheck?.let(::DispatchThroughLincheck) ?: EmptyCoroutineContext)
+        acquire.startCoroutineUninterceptedOrReturn(Continuation(context) { op.resumeWith(it) })
+    }
+    OK
+} catch (e: CancellationException) {
+    CANCELLED
+}
+
+/** Semaphore(1), requests of 1 permit; acquisitions in one shared Job. */
+class JobSemaphore1 {
+    private val s = Semaphore(1)
+    private val job = Job()
+
+    @Operation(cancellableOnSuspension = false) // cancelled through the Job only
+    suspend fun acquireInJob() = outcome { inJob(job) { s.acquire(1) } }
+
+    @Operation(runOnce = true)
+    fun cancelJob() = job.cancel().let { OK }
+
+    @Operation
+    fun tryAcquire() = outcome { s.tryAcquire(1) }
+
+    @Operation
+    fun release() = outcome { s.release(1); OK }
+
+    @Operation
+    fun availablePermits() = s.availablePermits
+
+    /** At rest: available <= total (I1), a queued head never fits (I5), and a cancelled Job left nobody queued (W2). */
+    @Validate
+    fun atRest() {
+        val q = (s as WaiterQueueOwner).waiterQueue
+        check(q.availablePermits <= q.totalPermits) { "$q" }
+        check(q.queueLength == 0 || q.availablePermits < 1) { "a queued request fits: $q" }
+        check(!job.isCancelled || q.queueLength == 0) { "the Job is cancelled, but waiters are still queued: $q" }
+    }
+}
+
+/**
+ * Semaphore(2): acquisitions of 1 permit in one shared Job, tryAcquire and release of 1 or 2 (a
+ * release(2) grants two waiters in one step, so their wakes form one chain).
+ */
+class JobSemaphore2 {
+    private val s = Semaphore(2)
+    private val job = Job()
+
+    @Operation(cancellableOnSuspension = false) // cancelled through the Job only
+    suspend fun acquireInJob() = outcome { inJob(job) { s.acquire(1) } }
+
+    @Operation(runOnce = true)
+    fun cancelJob() = job.cancel().let { OK }
+
+    @Operation
+    fun tryAcquire(@Param(gen = IntGen::class, conf = "1:2") n: Int) = outcome { s.tryAcquire(n) }
+
+    @Operation
+    fun release(@Param(gen = IntGen::class, conf = "1:2") n: Int) = outcome { s.release(n); OK }
+
+    @Operation
+    fun availablePermits() = s.availablePermits
+
+    /** At rest: available <= total (I1), a queued head never fits (I5), and a cancelled Job left nobody queued (W2). */
+    @Validate
+    fun atRest() {
+        val q = (s as WaiterQueueOwner).waiterQueue
+        check(q.availablePermits <= q.totalPermits) { "$q" }
+        check(q.queueLength == 0 || q.availablePermits < 1) { "a queued request fits: $q" }
+        check(!job.isCancelled || q.queueLength == 0) { "the Job is cancelled, but waiters are still queued: $q" }
+    }
+}
+
+/** Lock with owners (OWNERS: 0 is no owner, misuse is MISUSE); acquisitions in one shared Job. */
+@Param(name = "owner", gen = IntGen::class, conf = "0:2")
+class JobLock {
+    private val lock = Lock()
+    private val job = Job()
+
+    @Operation(cancellableOnSuspension = false) // cancelled through the Job only
+    suspend fun lockInJob(@Param(name = "owner") o: Int) = outcome { inJob(job) { lock.lock(OWNERS[o]) } }
+
+    @Operation(runOnce = true)
+    fun cancelJob() = job.cancel().let { OK }
+
+    @Operation
+    fun tryLock(@Param(name = "owner") o: Int) = outcome { lock.tryLock(OWNERS[o]) }
+
+    @Operation
+    fun unlock(@Param(name = "owner") o: Int) = outcome { lock.unlock(OWNERS[o]); OK }
+
+    @Operation
+    fun isLocked() = lock.isLocked
+
+    /** At rest: at most one holder, a free lock has nobody queued, and a cancelled Job left nobody queued (W2). */
+    @Validate
+    fun atRest() {
+        val a = lock.holdsLock(OWNERS[1]!!)
+        val b = lock.holdsLock(OWNERS[2]!!)
+        check(!(a && b)) { "two holders" }
+        if (!lock.isLocked) check(lock.queueLength == 0 && !a && !b) { "free lock with queue ${lock.queueLength}, holders A=$a B=$b" }
+        check(!job.isCancelled || lock.queueLength == 0) { "the Job is cancelled, but ${lock.queueLength} waiters are still queued" }
+    }
+}
+
+/** Model-checking invocations per scenario in this file (the shared MC_INVOCATIONS is 100). */
+const val JOB_MC_INVOCATIONS: Int = 60
+
+/** Model-checking invocations of each fixed scenario below (times STRESS_SCALE, see checkOnly). */
+const val JOB_FIXED_INVOCATIONS: Int = 200
+
+class JobCancellationLincheckTest {
+    @Test
+    fun semaphore1ModelChecking() = mcOptions().invocationsPerIteration(JOB_MC_INVOCATIONS).check(JobSemaphore1::class)
+
+    @Test
+    fun semaphore1Stress() = stressOptions().check(JobSemaphore1::class)
+
+    @Test
+    fun semaphore2ModelChecking() = mcOptions().invocationsPerIteration(JOB_MC_INVOCATIONS).check(JobSemaphore2::class)
+
+    @Test
+    fun semaphore2Stress() = stressOptions().check(JobSemaphore2::class)
+
+    @Test
+    fun lockModelChecking() = mcOptions().invocationsPerIteration(JOB_MC_INVOCATIONS).check(JobLock::class)
+
+    @Test
+    fun lockStress() = stressOptions().check(JobLock::class)
+
+    /*
+     * The windows of W3 in fixed scenarios (random ones reach them only now and then): a held permit
+     * is released while the Job is cancelled and an acquisition waits or is about to. Model checking
+     * explores the grant at enqueue to a coroutine already cancelled, the resume that beats the
+     * suspension, and the Job cancelled after the claim but before the dispatched wake runs; the
+     * acquiring thread's next operation sees a permit that was neither taken nor handed back.
+     * (Lincheck allows no operation after the parallel part of a scenario with suspending operations.)
+     */
+    @Test
+    fun semaphore1HandBack() = checkOnly(JobSemaphore1::class, JOB_FIXED_INVOCATIONS) {
+        initial { actor(JobSemaphore1::tryAcquire) }
+        parallel {
+            thread { actor(JobSemaphore1::acquireInJob); actor(JobSemaphore1::tryAcquire) }
+            thread { actor(JobSemaphore1::release) }
+            thread { actor(JobSemaphore1::cancelJob) }
+        }
+    }
+
+    @Test
+    fun lockHandBack() = checkOnly(JobLock::class, JOB_FIXED_INVOCATIONS) {
+        initial { actor(JobLock::tryLock, 1) }
+        parallel {
+            thread { actor(JobLock::lockInJob, 0); actor(JobLock::isLocked) }
+            thread { actor(JobLock::unlock, 1) }
+            thread { actor(JobLock::cancelJob) }
+        }
+    }
+}
