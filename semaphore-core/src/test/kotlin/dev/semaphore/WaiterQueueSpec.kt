@@ -100,6 +100,26 @@ class WaiterQueueSpec : FunSpec({
         q.availablePermits shouldBe 1
     }
 
+    test("a waiter cancelled before its offer is neither granted nor queued, and no callback runs (W2)") {
+        val q = queueOf(2)
+        q.tryAcquirePermits(1) shouldBe true
+        val gone = RecordingWaiter(q, 2)
+        q.cancel(gone) shouldBe true // not offered yet: marked, so that its offer does nothing
+        gone.status shouldBe PermitWaiter.CANCELLED
+        q.enqueue(gone) shouldBe false
+        q.queueLength shouldBe 0 // it never stood in line, so a 1-permit newcomer is not held back (I4)
+        q.tryAcquirePermits(1) shouldBe true
+        q.release(2)
+        gone.granted shouldBe 0
+        gone.failed shouldBe null
+        q.availablePermits shouldBe 2
+        q.cancel(gone) shouldBe false // cancelled once
+        val free = RecordingWaiter(q, 1)
+        q.cancel(free) shouldBe true
+        q.enqueue(free) shouldBe false // not granted either, though a permit is free
+        q.availablePermits shouldBe 2
+    }
+
     test("the state word at its limits: FAST and SLOW shapes, a full Int.MAX_VALUE total, debt") {
         val max = Int.MAX_VALUE
         val q = queueOf(max)

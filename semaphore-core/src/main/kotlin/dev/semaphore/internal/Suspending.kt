@@ -5,7 +5,9 @@
  * - W1, the claim: kotlinx's tryResume(value, onCancellation) under the queue's lock; it fails if the
  *   coroutine is already cancelled. Once it succeeds cancellation can no longer win the continuation:
  *   completeResume (outside the lock) dispatches it.
- * - W2: the continuation's cancellation handler calls cancel(w) while the waiter is queued.
+ * - W2: the continuation's cancellation handler calls cancel(w). It is registered before the offer,
+ *   so a coroutine cancelled before or during its offer never stands in line: cancel(w) of the NEW
+ *   waiter makes the offer do nothing (and a Job's cancel() returns only after the handler ran).
  * - W3: if the coroutine's Job is cancelled after the claim but before it resumes (prompt
  *   cancellation), the onCancellation hook hands the permits back before the coroutine sees the
  *   CancellationException. Granted at enqueue (inside suspendCancellableCoroutine's block), the
@@ -85,7 +87,8 @@ internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, 
 private suspend fun suspendForGrant(queue: WaiterQueue, waiter: SuspendWaiter, priority: Int): Any? =
     suspendCancellableCoroutine<Any?> { cont ->
         waiter.cont = cont
-        if (queue.enqueue(waiter, priority)) cont.resume(Unit, waiter.handBackOnCancel) else cont.invokeOnCancellation(waiter)
+        cont.invokeOnCancellation(waiter) // W2, before the offer (runs at once if already cancelled)
+        if (queue.enqueue(waiter, priority)) cont.resume(Unit, waiter.handBackOnCancel)
     }
 
 @Suppress("UNCHECKED_CAST")

@@ -48,7 +48,8 @@
  *     loop (head-of-line blocking, on purpose: large requests are not starved by small ones).
  *     Hence at rest: no queued waiter is the head with a request that fits.
  * I6  A waiter's status moves NEW -> QUEUED -> (GRANTED | FAILED | CANCELLED), or NEW -> GRANTED
- *     (granted at enqueue), only under the lock; exactly one of grant, fail (close, or a request
+ *     (granted at enqueue), or NEW -> CANCELLED (cancelled before its offer: enqueue then neither
+ *     grants nor queues it), only under the lock; exactly one of grant, fail (close, or a request
  *     grown larger than the total) and cancel wins.
  * I7  Waking happens outside the lock, and the stack stays flat however long a chain of
  *     release-in-callback is. A waiter whose wake runs no caller code on this thread (a coroutine
@@ -82,6 +83,9 @@
  * W2  Giving up while queued: the requester's side calls cancel(w); true means w left the line with
  *     nothing held and no callback will run. False means a grant or a failure already won (I6): a
  *     failure holds nothing, and a grant was claimed (W1), so the permits are the requester's.
+ *     A requester that can be cancelled before its offer (a coroutine: its cancellation handler is
+ *     registered first) may call cancel(w) on a NEW waiter: true, and the offer that follows does
+ *     nothing, so a requester already gone never stands in line, even for a moment.
  * W3  Prompt cancellation is the only hand-back: a requester that goes away after its successful
  *     claim but before it takes the permits (the coroutine's Job cancelled before it resumes, the
  *     future completed by someone else before onGranted completes it, the thread interrupted) gives
@@ -287,14 +291,17 @@ internal open class WaiterQueue(
      * Offers [waiter], of [priority] (ignored in FIFO order), to the queue. Returns true if it was granted at once: the caller then holds the
      * permits, and [PermitWaiter.onGranted] will NOT be called (nor tryClaim: the requester is present). Returns false if it was queued: one of
      * its callbacks will be called later (possibly before this method returns, on another thread),
-     * unless [cancel] removes it first.
+     * unless [cancel] removes it first. A waiter cancelled before this offer (W2) is neither granted nor
+     * queued: false, and no callback will run.
      * @throws IllegalArgumentException if the request exceeds the total (nothing is queued).
      * @throws SemaphoreClosedException if closed (nothing is queued).
      * @throws IllegalStateException if [waiter] was offered before.
      */
     fun enqueue(waiter: PermitWaiter, priority: Int = 0): Boolean {
-        check(waiter.status == PermitWaiter.NEW) { "this waiter was already offered to a queue" }
+        val st = waiter.status
+        check(st == PermitWaiter.NEW || st == PermitWaiter.CANCELLED) { "this waiter was already offered to a queue" }
         return locked {
+            if (waiter.status == PermitWaiter.CANCELLED) return@locked false // W2: its requester left before the offer
             checkOpen()
             require(waiter.permits <= wTotal) { tooMany(waiter.permits, wTotal) }
             val now = now()
@@ -315,18 +322,25 @@ internal open class WaiterQueue(
     /**
      * Removes a queued [waiter]; true if it was removed (nothing is held and no callback will run).
      * False if it was already granted, failed or cancelled: then the grant or failure stands (W2). If
-     * the removal lets the waiters behind fit, they are granted at once.
+     * the removal lets the waiters behind fit, they are granted at once. A [waiter] not offered yet
+     * is marked cancelled (true): its offer will neither grant nor queue it (W2).
      */
     fun cancel(waiter: PermitWaiter): Boolean {
-        if (waiter.status != PermitWaiter.QUEUED) return false
+        val st = waiter.status
+        if (st != PermitWaiter.QUEUED && st != PermitWaiter.NEW) return false
         return locked {
-            if (waiter.status != PermitWaiter.QUEUED) {
-                false
-            } else {
-                order.remove(waiter)
-                waiter.setStatus(PermitWaiter.CANCELLED)
-                grantLocked()
-                true
+            when (waiter.status) {
+                PermitWaiter.QUEUED -> {
+                    order.remove(waiter)
+                    waiter.setStatus(PermitWaiter.CANCELLED)
+                    grantLocked()
+                    true
+                }
+                PermitWaiter.NEW -> { // not offered yet (W2): its offer will do nothing
+                    waiter.setStatus(PermitWaiter.CANCELLED)
+                    true
+                }
+                else -> false
             }
         }
     }

@@ -36,16 +36,15 @@
  *    suspended operation, through Lincheck's interceptor, so every step stays on Lincheck's threads
  *    and a coroutine always resumes on the thread it suspended on (Lincheck's traces need that).
  *
- * Semaphore(2) acquires 1 permit at a time (tryAcquire and release take 1 or 2). With 2-permit
- * acquisitions this test reports a window of the current engine (not a lost permit): a coroutine
- * whose Job is cancelled before it enqueues is queued for a moment (its cancellation handler is
- * registered after enqueue, and removes it at once), and a 2-permit request standing there makes a
- * 1-permit newcomer wait or fail (I4). Random model checking found it (with an earlier form of
- * this test); as a fixed scenario here:
+ * Semaphore(2) acquires 1 or 2 permits. On the engine of 818fa37 this test found a window (not a
+ * lost permit): a coroutine whose Job was cancelled before it enqueued stood in line for a moment
+ * (its cancellation handler was registered after the offer, and removed it at once), and a 2-permit
+ * request standing there made a 1-permit newcomer wait (I4), which no sequential order explains:
  *   init: tryAcquire(1): true, cancelJob(): ok
  *   parallel: acquire(1) in the Job: cancelled | acquire(2) in the Job: cancelled
- * acquire(1)'s fast path is refused while the cancelled acquire(2) stands in line; sequentially it
- * succeeds. A 1-permit request queues only where no request fits, so there nobody can see it.
+ * Sequentially acquire(1) succeeds on the fast path. Fixed by registering the handler before the
+ * offer, and by cancel(w) of a waiter not offered yet (WaiterQueue.kt, W2); kept as the fixed
+ * scenario semaphore2CancelledBeforeOffer.
  *
  * availablePermits / isLocked are the observers that make a lost or doubled permit visible. At rest
  * (@Validate), besides the checks of the other tests: once the Job is cancelled nothing may be
@@ -142,15 +141,15 @@ class JobSemaphore1 {
 }
 
 /**
- * Semaphore(2): acquisitions of 1 permit in one shared Job, tryAcquire and release of 1 or 2 (a
- * release(2) grants two waiters in one step, so their wakes form one chain).
+ * Semaphore(2): acquisitions, tryAcquire and release of 1 or 2 permits, the acquisitions in one
+ * shared Job (a release(2) grants two waiters in one step, so their wakes form one chain).
  */
 class JobSemaphore2 {
     private val s = Semaphore(2)
     private val job = Job()
 
     @Operation(cancellableOnSuspension = false) // cancelled through the Job only
-    suspend fun acquireInJob() = outcome { inJob(job) { s.acquire(1) } }
+    suspend fun acquireInJob(@Param(gen = IntGen::class, conf = "1:2") n: Int) = outcome { inJob(job) { s.acquire(n) } }
 
     @Operation(runOnce = true)
     fun cancelJob() = job.cancel().let { OK }
@@ -246,6 +245,16 @@ class JobCancellationLincheckTest {
             thread { actor(JobSemaphore1::acquireInJob); actor(JobSemaphore1::tryAcquire) }
             thread { actor(JobSemaphore1::release) }
             thread { actor(JobSemaphore1::cancelJob) }
+        }
+    }
+
+    /** The window of 818fa37 (see the file comment): a request of a cancelled Job must never stand in line. */
+    @Test
+    fun semaphore2CancelledBeforeOffer() = checkOnly(JobSemaphore2::class, JOB_FIXED_INVOCATIONS) {
+        initial { actor(JobSemaphore2::tryAcquire, 1); actor(JobSemaphore2::cancelJob) }
+        parallel {
+            thread { actor(JobSemaphore2::acquireInJob, 1) }
+            thread { actor(JobSemaphore2::acquireInJob, 2) }
         }
     }
 
