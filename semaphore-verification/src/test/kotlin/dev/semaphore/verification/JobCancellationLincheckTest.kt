@@ -163,12 +163,12 @@ class JobSemaphore2 {
     @Operation
     fun availablePermits() = s.availablePermits
 
-    /** At rest: available <= total (I1), a queued head never fits (I5), and a cancelled Job left nobody queued (W2). */
+    /** At rest: available <= total (I1), no queued head fits (I5: with 2 free), and a cancelled Job left nobody queued (W2). */
     @Validate
     fun atRest() {
         val q = (s as WaiterQueueOwner).waiterQueue
         check(q.availablePermits <= q.totalPermits) { "$q" }
-        check(q.queueLength == 0 || q.availablePermits < 1) { "a queued request fits: $q" }
+        check(q.queueLength == 0 || q.availablePermits < 2) { "a queued request fits: $q" } // a queued 2-permit head may wait with 1 free
         check(!job.isCancelled || q.queueLength == 0) { "the Job is cancelled, but waiters are still queued: $q" }
     }
 }
@@ -208,27 +208,37 @@ class JobLock {
 /** Model-checking invocations per scenario in this file (the shared MC_INVOCATIONS is 100). */
 const val JOB_MC_INVOCATIONS: Int = 60
 
+/*
+ * The shared options with no operation after the parallel part: Lincheck 2.39 can still generate a suspending
+ * operation there, and then fails inside its runner (IndexOutOfBoundsException in
+ * ParallelThreadsRunner.processInvocationResult, the operation reported as hung), as -Pstress's larger scenario
+ * count found with lockInJob(2) after a parallel unlock(0). The at-rest checks (@Validate) still look at the end state.
+ */
+private fun jobMcOptions() = mcOptions().invocationsPerIteration(JOB_MC_INVOCATIONS).actorsAfter(0)
+
+private fun jobStressOptions() = stressOptions().actorsAfter(0)
+
 /** Model-checking invocations of each fixed scenario below (times STRESS_SCALE, see checkOnly). */
 const val JOB_FIXED_INVOCATIONS: Int = 200
 
 class JobCancellationLincheckTest {
     @Test
-    fun semaphore1ModelChecking() = mcOptions().invocationsPerIteration(JOB_MC_INVOCATIONS).check(JobSemaphore1::class)
+    fun semaphore1ModelChecking() = jobMcOptions().check(JobSemaphore1::class)
 
     @Test
-    fun semaphore1Stress() = stressOptions().check(JobSemaphore1::class)
+    fun semaphore1Stress() = jobStressOptions().check(JobSemaphore1::class)
 
     @Test
-    fun semaphore2ModelChecking() = mcOptions().invocationsPerIteration(JOB_MC_INVOCATIONS).check(JobSemaphore2::class)
+    fun semaphore2ModelChecking() = jobMcOptions().check(JobSemaphore2::class)
 
     @Test
-    fun semaphore2Stress() = stressOptions().check(JobSemaphore2::class)
+    fun semaphore2Stress() = jobStressOptions().check(JobSemaphore2::class)
 
     @Test
-    fun lockModelChecking() = mcOptions().invocationsPerIteration(JOB_MC_INVOCATIONS).check(JobLock::class)
+    fun lockModelChecking() = jobMcOptions().check(JobLock::class)
 
     @Test
-    fun lockStress() = stressOptions().check(JobLock::class)
+    fun lockStress() = jobStressOptions().check(JobLock::class)
 
     /*
      * The windows of W3 in fixed scenarios (random ones reach them only now and then): a held permit
