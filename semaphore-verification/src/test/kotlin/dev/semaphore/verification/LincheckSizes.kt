@@ -12,7 +12,8 @@
  * PrioritySemaphoreLincheckTest, each with one model-checking and one stress run; so per primitive
  * (Semaphore counts twice: 1 and 2 permits) 1,000 model-checking and 10,000 stress invocations
  * by default, 5,000 and 50,000 under -Pstress. JobCancellationLincheckTest (cancellation through the
- * Job) uses the same options with fewer model-checking invocations per scenario (see there).
+ * Job) uses the same options with fewer model-checking invocations per scenario and no operation after
+ * the parallel part (see there).
  *
  * Scenario shape: 3 threads x 2 operations, 1 operation before and 1 after the parallel part.
  * The fixed regression scenarios (LockRegressionTest) get 2000 model-checking invocations each
