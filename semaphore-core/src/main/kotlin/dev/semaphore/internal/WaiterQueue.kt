@@ -295,7 +295,8 @@ internal open class WaiterQueue(
      * queued: false, and no callback will run.
      * @throws IllegalArgumentException if the request exceeds the total (nothing is queued).
      * @throws SemaphoreClosedException if closed (nothing is queued).
-     * @throws IllegalStateException if [waiter] was offered before.
+     * @throws IllegalStateException if [waiter] was offered before and is queued, granted or failed (one
+     *   cancelled after an earlier offer is not told apart from one cancelled before it: false).
      */
     fun enqueue(waiter: PermitWaiter, priority: Int = 0): Boolean {
         val st = waiter.status
