@@ -38,7 +38,7 @@ private class RecordingWaiter(
 private fun queueOf(permits: Int): WaiterQueue = (Semaphore(permits) as QueueBackedPool).waiterQueue
 
 /** Runs [block] on a thread with a 256 KiB stack; returns what it threw, or null. */
-private fun onSmallStack(block: () -> Unit): Throwable? {
+internal fun onSmallStack(block: () -> Unit): Throwable? {
     var error: Throwable? = null
     val small = Thread(null, {
         try {

@@ -12,6 +12,8 @@
  *   cancellation), the onCancellation hook hands the permits back before the coroutine sees the
  *   CancellationException. Granted at enqueue (inside suspendCancellableCoroutine's block), the
  *   waiter resumes with the same hook, which hands back at once if the coroutine is already cancelled.
+ * - A dispatcher that throws from dispatch when the grant wakes the coroutine: the coroutine can never
+ *   run, so onGranted hands the permits back (W3) and the error reaches the caller that released.
  * - Timed acquisition (acquireWithin) records "acquired" in the same synchronous step in which
  *   acquire() returns; a timeout or cancellation that lands after that point gives the permits back
  *   instead of dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
@@ -49,8 +51,21 @@ private class SuspendWaiter(
         return true
     }
 
+    /**
+     * W3 also covers a dispatcher that refuses the wake: with a CoroutineDispatcher, completeResume
+     * throws only from the dispatcher's isDispatchNeeded or dispatch (kotlinx's DispatchException), so
+     * the coroutine will never run and take the permits; they are handed back before the error goes on
+     * to the caller that granted them. (An unconfined resume catches its own errors.)
+     */
     @OptIn(InternalCoroutinesApi::class)
-    override fun onGranted() = cont.completeResume(slot!!)
+    override fun onGranted() {
+        try {
+            cont.completeResume(slot!!)
+        } catch (e: Throwable) {
+            if (wakesWithoutCallbacks) handBackRefused(this, e)
+            throw e
+        }
+    }
 
     /**
      * I7: with a CoroutineDispatcher, completeResume dispatches, or kotlinx's unconfined event loop
@@ -69,6 +84,40 @@ private class SuspendWaiter(
 
     /** W3: granted, but the coroutine was cancelled before it could take the permits. */
     override fun invoke(cause: Throwable, value: Any?, context: CoroutineContext) = handBack()
+}
+
+/** The hand-backs of refused wakes on one thread, made one after another instead of nested. */
+private class RefusedWakes {
+    val pending = ArrayDeque<PermitWaiter>()
+    var draining = false
+}
+
+private val refusedWakes = ThreadSlot<RefusedWakes>()
+
+/**
+ * Hands [w]'s permits back (W3) after its dispatcher refused to wake it with [error]. The hand-back
+ * releases, and the release may grant the next coroutine of the same dispatcher, whose refused wake
+ * comes back here while this one runs: it is queued and made by this loop, so a long line of refused
+ * coroutines costs a loop, not a stack frame each (I7). The errors of those nested releases are added
+ * to [error] as suppressed.
+ */
+private fun handBackRefused(w: PermitWaiter, error: Throwable) {
+    val r = refusedWakes.get() ?: RefusedWakes().also { refusedWakes.set(it) }
+    r.pending.addLast(w)
+    if (r.draining) return
+    r.draining = true
+    try {
+        while (true) {
+            val next = r.pending.removeFirstOrNull() ?: break
+            try {
+                next.handBack()
+            } catch (e: Throwable) {
+                if (e !== error) error.addSuppressed(e)
+            }
+        }
+    } finally {
+        r.draining = false
+    }
 }
 
 /** Suspends until [permits] are granted for [grantee] (the caller already failed a fast tryAcquire). */
