@@ -43,6 +43,7 @@ import kotlinx.coroutines.InternalCoroutinesApi
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.Runnable
 import kotlinx.coroutines.ThreadContextElement
+import kotlinx.coroutines.handleCoroutineException
 import kotlinx.coroutines.withTimeoutOrNull
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.ContinuationInterceptor
@@ -141,12 +142,8 @@ private class SuspendWaiter(
     override fun resumeWith(result: Result<Any?>) {
         val j = job
         if (result.isSuccess && j != null && !j.isActive) {
-            val cause = j.getCancellationException()
-            try {
-                handBack()
-            } finally {
-                caller.resumeWith(Result.failure(cause))
-            }
+            handBackOrReport()
+            caller.resumeWith(Result.failure(j.getCancellationException()))
         } else {
             caller.resumeWith(result)
         }
@@ -161,10 +158,23 @@ private class SuspendWaiter(
         if (d is Throwable) throw d
         val j = job
         if (j != null && !j.isActive) {
-            handBack()
+            handBackOrReport()
             throw j.getCancellationException()
         }
         return Unit
+    }
+
+    /**
+     * W3's hand-back, whose error (the permits were released meanwhile by someone else: over-release)
+     * goes to the coroutine's exception handler, as kotlinx does with an onCancellation hook's error,
+     * instead of out of the dispatcher's task; the coroutine still resumes with its cancellation.
+     */
+    private fun handBackOrReport() {
+        try {
+            handBack()
+        } catch (e: Throwable) {
+            handleCoroutineException(caller.context, e)
+        }
     }
 
     private fun resultOf(outcome: Any): Result<Any?> =
