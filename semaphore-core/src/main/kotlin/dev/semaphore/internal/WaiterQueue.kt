@@ -89,8 +89,7 @@
  * W3  Prompt cancellation is the only hand-back: a requester that goes away after its successful
  *     claim but before it takes the permits (the coroutine's Job cancelled before it resumes, or its
  *     dispatcher refusing to wake it, the future completed by someone else before onGranted completes
- *     it, the thread interrupted) gives
- *     them back through PermitWaiter.handBack, which releases them. So a grant is taken by its
+ *     it, the thread interrupted) gives them back through PermitWaiter.handBack, which releases them. So a grant is taken by its
  *     requester or handed back, never both, never neither.
  * W4  The front-end on whose behalf a waiter asks is its Grantee: told of the grant under the lock
  *     (a Lock records its holder there, a ReadWriteLock its holds, in the same step as the grant),
