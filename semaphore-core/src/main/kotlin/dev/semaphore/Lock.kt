@@ -60,7 +60,8 @@ public interface Lock {
     public val queueLength: Int
 
     /**
-     * Suspends until the lock is acquired for [owner]. Cancellable: cancelled while waiting, nothing is held.
+     * Suspends until the lock is acquired for [owner]. Cancellable: cancelled while waiting, nothing is
+     * held; a call that need not wait does not check for cancellation (see [Semaphore.acquire]).
      * @throws IllegalStateException if [owner] is not null and already holds this lock (it is not reentrant).
      */
     public suspend fun lock(owner: Any? = null)

@@ -32,7 +32,10 @@ import kotlin.time.Duration
 public interface Semaphore : PermitPool {
     /**
      * Suspends until [permits] permits are granted. Cancellable: if the coroutine is cancelled while
-     * waiting, nothing is held when the `CancellationException` is thrown.
+     * waiting, nothing is held when the `CancellationException` is thrown. A call that need not wait
+     * does not check for cancellation (as kotlinx's `Semaphore.acquire`): a coroutine already cancelled
+     * still takes permits that are free when it asks, and throws at once, never standing in line, when
+     * it would have to wait.
      * @throws IllegalArgumentException if [permits] < 1, or more than this semaphore's total (it could never be granted).
      * @throws SemaphoreClosedException if the semaphore is or becomes closed while waiting.
      */

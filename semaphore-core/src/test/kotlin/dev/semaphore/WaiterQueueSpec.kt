@@ -25,7 +25,10 @@ private class RecordingWaiter(
 ) : PermitWaiter(permits, grantee) {
     var granted = 0
     var failed: Throwable? = null
+    /** W2: the requester is gone (mayQueue() answers false). */
+    var gone = false
     override fun tryClaim(): Boolean = true
+    override fun mayQueue(): Boolean = !gone
     override fun onGranted() {
         granted++
         onGrant(this)
@@ -100,23 +103,28 @@ class WaiterQueueSpec : FunSpec({
         q.availablePermits shouldBe 1
     }
 
-    test("a waiter cancelled before its offer is neither granted nor queued, and no callback runs (W2)") {
+    test("a waiter whose requester is gone at its offer is granted if the permits fit, else neither queued nor called back (W2)") {
         val q = queueOf(2)
         q.tryAcquirePermits(1) shouldBe true
-        val gone = RecordingWaiter(q, 2)
-        q.cancel(gone) shouldBe true // not offered yet: marked, so that its offer does nothing
-        gone.status shouldBe PermitWaiter.CANCELLED
-        q.enqueue(gone) shouldBe false
+        val early = RecordingWaiter(q, 2)
+        q.cancel(early) shouldBe false // not offered yet: left to its offer
+        early.status shouldBe PermitWaiter.NEW
+        val left = RecordingWaiter(q, 2).apply { gone = true }
+        q.enqueue(left) shouldBe false
+        left.status shouldBe PermitWaiter.CANCELLED
         q.queueLength shouldBe 0 // it never stood in line, so a 1-permit newcomer is not held back (I4)
         q.tryAcquirePermits(1) shouldBe true
         q.release(2)
-        gone.granted shouldBe 0
-        gone.failed shouldBe null
+        left.granted shouldBe 0
+        left.failed shouldBe null
         q.availablePermits shouldBe 2
-        q.cancel(gone) shouldBe false // cancelled once
-        val free = RecordingWaiter(q, 1)
-        q.cancel(free) shouldBe true
-        q.enqueue(free) shouldBe false // not granted either, though a permit is free
+        q.cancel(left) shouldBe false // dropped once
+        shouldThrow<IllegalStateException> { q.enqueue(left) }.message shouldBe "this waiter was already offered to a queue"
+        val fits = RecordingWaiter(q, 1).apply { gone = true }
+        q.enqueue(fits) shouldBe true // the permit fits at once: granted, as a fast path would have
+        fits.status shouldBe PermitWaiter.GRANTED
+        q.availablePermits shouldBe 1
+        q.release(1)
         q.availablePermits shouldBe 2
     }
 

@@ -1,9 +1,12 @@
 /*
- * The public-API floor: the least work any coroutine primitive built only on kotlinx.coroutines' PUBLIC API
- * (no `internal`, no INVISIBLE_REFERENCE suppression; the @InternalCoroutinesApi opt-in functions tryResume and
- * completeResume are allowed, because our engine uses them) must do to suspend a waiter and hand it a permit,
- * while keeping what our library promises: a cancelled waiter is told (invokeOnCancellation), and a waiter
+ * The public-API floor: the least work a coroutine primitive that waits the way kotlinx.coroutines' PUBLIC API
+ * offers, in a suspendCancellableCoroutine (no `internal`, no INVISIBLE_REFERENCE suppression; the
+ * @InternalCoroutinesApi opt-in functions tryResume and completeResume are allowed), must do to suspend a waiter
+ * and hand it a permit, while keeping what our library promises: a cancelled waiter is told (invokeOnCancellation), and a waiter
  * cancelled at the very moment it was granted hands the permit back (the onCancellation hook of tryResume).
+ *
+ * Our own waiter does not wait in a CancellableContinuation (semaphore-core's Suspending.kt: the waiter is its
+ * own continuation, Job handler and dispatched task), so it can be below these floors; they show what that saves.
  *
  * What one suspension through that API costs and cannot avoid (kotlinx 1.11, measured by the findings of
  * issue 11 with an Epsilon class histogram):

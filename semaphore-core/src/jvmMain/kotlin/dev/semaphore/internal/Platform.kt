@@ -1,7 +1,8 @@
 /*
  * The JVM-only corner of the engine: the atomic state word (AtomicStateCell) with the parking of
  * threads that wait for it to be unlocked, an atomic reference (the lock's holder), the per-thread slot
- * used by the wake trampoline, and a polite busy-wait. Everything JVM-only in semaphore-core lives
+ * used by the wake trampoline, the JVM half of a coroutine's waiter (CoroutineWaiterCell), and a polite
+ * busy-wait. Everything JVM-only in semaphore-core lives
  * under src/jvmMain (this file, the future and thread waiters, and the public JavaBridge.kt);
  * src/main is common Kotlin. Porting the engine to another Kotlin target means re-implementing
  * these small pieces; WaiterQueue.kt and WaitOrder.kt stay as they are.
@@ -18,6 +19,8 @@ import java.util.concurrent.atomic.AtomicLongFieldUpdater
 import java.util.concurrent.atomic.AtomicReference
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater
 import java.util.concurrent.locks.LockSupport
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.jvm.internal.CoroutineStackFrame
 
 /**
  * The engine's 64-bit atomic state word, as a base class so that the word is a field of the
@@ -71,6 +74,34 @@ internal abstract class AtomicStateCell(initial: Long) {
             AtomicIntegerFieldUpdater.newUpdater(AtomicStateCell::class.java, "queuedCount")
         private val PARKING: AtomicReferenceFieldUpdater<AtomicStateCell, LockParking?> =
             AtomicReferenceFieldUpdater.newUpdater(AtomicStateCell::class.java, LockParking::class.java, "parking")
+    }
+}
+
+/**
+ * The JVM half of a suspended coroutine's waiter (Suspending.kt): its decision (C1 there), a reference
+ * changed by CAS, and its place in the chain of the coroutine's frames (kotlinx walks that chain through
+ * CoroutineStackFrame, for example to restore thread-context elements after withContext).
+ */
+internal abstract class CoroutineWaiterCell(
+    permits: Int,
+    grantee: Grantee,
+    /** The suspended coroutine's own continuation (uninterceptred). */
+    @JvmField val caller: Continuation<Any?>,
+) : PermitWaiter(permits, grantee), CoroutineStackFrame {
+    @Volatile
+    @JvmField
+    var decision: Any? = null
+
+    /** Sets the decision if it is [expected]; true on success. */
+    fun casDecision(expected: Any?, update: Any?): Boolean = DECISION.compareAndSet(this, expected, update)
+
+    override val callerFrame: CoroutineStackFrame? get() = caller as? CoroutineStackFrame
+
+    override fun getStackTraceElement(): StackTraceElement? = null
+
+    private companion object {
+        private val DECISION: AtomicReferenceFieldUpdater<CoroutineWaiterCell, Any?> =
+            AtomicReferenceFieldUpdater.newUpdater(CoroutineWaiterCell::class.java, Any::class.java, "decision")
     }
 }
 

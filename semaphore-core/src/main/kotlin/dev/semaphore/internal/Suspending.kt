@@ -2,88 +2,196 @@
  * Waiting by suspending a coroutine: the coroutine kind of waiter (WaiterQueue.kt, W1..W4), shared by
  * Semaphore, Lock and PrioritySemaphore.
  *
- * - W1, the claim: kotlinx's tryResume(value, onCancellation) under the queue's lock; it fails if the
- *   coroutine is already cancelled. Once it succeeds cancellation can no longer win the continuation:
- *   completeResume (outside the lock) dispatches it.
- * - W2: the continuation's cancellation handler calls cancel(w). It is registered before the offer,
- *   so a coroutine cancelled before or during its offer never stands in line: cancel(w) of the NEW
- *   waiter makes the offer do nothing (and a Job's cancel() returns only after the handler ran).
- * - W3: if the coroutine's Job is cancelled after the claim but before it resumes (prompt
- *   cancellation), the onCancellation hook hands the permits back before the coroutine sees the
- *   CancellationException. Granted at enqueue (inside suspendCancellableCoroutine's block), the
- *   waiter resumes with the same hook, which hands back at once if the coroutine is already cancelled.
- * - A dispatcher that throws from dispatch when the grant wakes the coroutine: the coroutine can never
- *   run, so onGranted hands the permits back (W3) and the error reaches the caller that released.
+ * No CancellableContinuation: the waiter itself is what a suspension needs. It keeps the coroutine's
+ * own continuation, watches the coroutine's Job with one handler (itself), and for a grant it is the
+ * task that the coroutine's dispatcher runs, so that it can check prompt cancellation before the
+ * coroutine goes on. (With a CancellableContinuation per suspension, a queued coroutine retained 272
+ * bytes instead of 176, and a hand-off step between two coroutines took 1.03-1.07x kotlinx's time
+ * instead of 0.81-0.90x: MemoryPerWaiter and HandoffBenchmark, issue 11.)
+ *
+ * - C1, one waker: grant, failure (close) and the Job's cancellation reach the waiter through I6, so at
+ *   most one of them wakes it (wake). A CAS on `decision` settles the race between that waker and the
+ *   suspender: whoever comes second resumes the coroutine (the waker) or returns at once (the suspender).
+ * - W1, the claim: tryClaim refuses if the coroutine's Job is no longer active. The Job's handler then
+ *   runs (it is registered before the offer, and a Job runs its cancelling handlers after it stops being
+ *   active) and wakes the waiter, which the queue dropped as CANCELLED, with the CancellationException.
+ * - W2: the Job's handler calls cancel(w). It is registered before the offer, so a coroutine cancelled
+ *   before or during its offer never stands in line: the offer asks mayQueue() under the queue's lock,
+ *   after the Job stopped being active, and drops the waiter; the suspender then throws the Job's
+ *   CancellationException itself (the handler's cancel(w) of the NEW waiter changed nothing).
+ * - An acquisition that does not suspend does not check for cancellation (as kotlinx's acquire() says
+ *   of itself): the fast path, and an offer whose permits fit at once, return with the permits even if
+ *   the Job was cancelled. So whether a cancelled coroutine gets permits depends only on whether they
+ *   fit at the moment it asks, and the outcome has one order with the cancellation: the offer's.
+ * - W3, prompt cancellation: a grant to a queued waiter resumes the coroutine through run()/resumeWith
+ *   below, in the coroutine's context; if its Job was cancelled after the claim, the permits are handed
+ *   back and the coroutine resumes with the CancellationException, never with the permits. The same
+ *   check runs when the grant came while the suspender was still registering (takeEarly).
+ * - C2, resuming in the coroutine's context: with a CoroutineDispatcher that needs a dispatch and no
+ *   ThreadContextElement in the context, the waiter is dispatched as a Runnable (nothing allocated).
+ *   Every other case (no dispatch needed, thread-context elements to install, a ContinuationInterceptor
+ *   that is not a dispatcher) goes through the interceptor's own continuation for the waiter, so
+ *   kotlinx's machinery does what it does for any resumption; with no interceptor the waiter resumes
+ *   in place (I7 sends that wake through the trampoline).
+ * - C3, a dispatcher that refuses the wake (throws from isDispatchNeeded or dispatch): the coroutine can
+ *   never run, so a grant's permits are handed back (W3), through a per-thread loop for a line of such
+ *   coroutines, and the error reaches the caller that released.
  * - Timed acquisition (acquireWithin) records "acquired" in the same synchronous step in which
  *   acquire() returns; a timeout or cancellation that lands after that point gives the permits back
  *   instead of dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
  */
 package dev.semaphore.internal
 
-import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.DisposableHandle
 import kotlinx.coroutines.InternalCoroutinesApi
-import kotlinx.coroutines.suspendCancellableCoroutine
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.Runnable
+import kotlinx.coroutines.ThreadContextElement
+import kotlinx.coroutines.handleCoroutineException
 import kotlinx.coroutines.withTimeoutOrNull
+import kotlin.coroutines.Continuation
 import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
-import kotlin.coroutines.resumeWithException
+import kotlin.coroutines.intrinsics.COROUTINE_SUSPENDED
+import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
 import kotlin.time.Duration
 
-/** A waiter that resumes a suspended coroutine; it is also its own cancellation handlers (no extra allocation). */
+/** `decision` of a waiter whose suspender has not decided yet and that nobody woke. */
+private val UNDECIDED: Any? = null
+
+/** `decision` once granted (the failure itself once failed or cancelled). */
+private val GRANT = Any()
+
+/** `decision` of a suspended waiter whose coroutine has no Job (else it is the Job handle). */
+private val SUSPENDED_WITHOUT_JOB = Any()
+
+/**
+ * C2: true if a context element is a ThreadContextElement. Job and the interceptor are tested by key
+ * first: an `is` test of an interface the class does not implement scans the class's interfaces (on
+ * JDK 17, slow on the classes of Job and dispatcher), and those two are in nearly every context.
+ */
+private val HAS_THREAD_CONTEXT: (Boolean, CoroutineContext.Element) -> Boolean = { found, e ->
+    found || (e.key !== Job && e.key !== ContinuationInterceptor && e is ThreadContextElement<*>)
+}
+
+/**
+ * A waiter that resumes the suspended coroutine [caller]. It is also the handler on the coroutine's
+ * [job] (W2) and the task, or continuation, through which a grant resumes the coroutine (W3, C2).
+ */
+@OptIn(InternalCoroutinesApi::class)
 private class SuspendWaiter(
     permits: Int,
     grantee: Grantee,
-) : PermitWaiter(permits, grantee),
-    (Throwable?) -> Unit,
-    (Throwable, Any?, CoroutineContext) -> Unit {
+    caller: Continuation<Any?>,
+    val job: Job?,
+) : CoroutineWaiterCell(permits, grantee, caller),
+    Continuation<Any?>,
+    Runnable,
+    (Throwable?) -> Unit {
 
-    /** Set once, inside suspendCancellableCoroutine, before the waiter is offered to the queue. */
-    lateinit var cont: CancellableContinuation<Any?>
+    // decision (C1): UNDECIDED; then, if the suspender comes first, the Job handle (or
+    // SUSPENDED_WITHOUT_JOB) until the waker replaces it by what run() delivers; if the waker comes
+    // first, GRANT or the failure.
 
-    /** This waiter as the prompt-cancellation hook of resume (typed, to pick the 3-argument overload). */
-    val handBackOnCancel: (Throwable, Any?, CoroutineContext) -> Unit get() = this
+    override val context: CoroutineContext get() = caller.context
 
-    @OptIn(InternalCoroutinesApi::class)
-    override fun tryClaim(): Boolean {
-        val token = cont.tryResume(Unit, null, handBackOnCancel) ?: return false
-        slot = token // read by onGranted after the lock is released
-        return true
-    }
+    /** W1: under the queue's lock. */
+    override fun tryClaim(): Boolean = job?.isActive != false
+
+    /** W2: at the offer, under the queue's lock, when the request does not fit at once. */
+    override fun mayQueue(): Boolean = job?.isActive != false
+
+    override fun onGranted() = wake(GRANT)
+
+    override fun onFailed(cause: Throwable) = wake(cause)
+
+    /** I7: see C2; a dispatcher's resumption is dispatched, or queued by kotlinx's unconfined event loop. */
+    override val wakesWithoutCallbacks: Boolean
+        get() = caller.context[ContinuationInterceptor] is CoroutineDispatcher
 
     /**
-     * W3 also covers a dispatcher that refuses the wake: with a CoroutineDispatcher, completeResume
-     * throws only from the dispatcher's isDispatchNeeded or dispatch (kotlinx's DispatchException), so
-     * the coroutine will never run and take the permits; they are handed back before the error goes on
-     * to the caller that granted them. (An unconfined resume catches its own errors.)
+     * W2: the coroutine's Job is being cancelled. Before the offer this changes nothing: the offer,
+     * ordered after it by the queue's lock, sees the Job inactive (mayQueue) and the suspender reads
+     * the CANCELLED status itself.
      */
-    @OptIn(InternalCoroutinesApi::class)
-    override fun onGranted() {
+    override fun invoke(cause: Throwable?) {
+        queue.cancel(this)
+        // CANCELLED here by this cancel, by a claim refused because the Job was no longer active (W1), or by
+        // the offer (mayQueue): the wake then only settles `decision`, since that suspender does not suspend.
+        if (status == CANCELLED) wake(job!!.getCancellationException())
+    }
+
+    /** C1: the one waker ([outcome] is GRANT or the failure) resumes the coroutine, or leaves that to the suspender. */
+    fun wake(outcome: Any) {
+        if (decision === UNDECIDED && casDecision(UNDECIDED, outcome)) return
+        (decision as? DisposableHandle)?.dispose()
+        decision = outcome // read by run(), after the dispatch
+        val ctx = caller.context
+        val interceptor = ctx[ContinuationInterceptor]
+        if (interceptor !is CoroutineDispatcher) {
+            val result = resultOf(outcome)
+            if (interceptor == null) resumeWith(result) else interceptor.interceptContinuation(this).resumeWith(result)
+            return
+        }
+        // C3: a dispatcher throws here only from isDispatchNeeded or dispatch (an unconfined resume catches
+        // its own errors), so the coroutine has not run: a grant's permits go back before the error goes on.
         try {
-            cont.completeResume(slot!!)
+            if (interceptor.isDispatchNeeded(ctx) && !ctx.fold(false, HAS_THREAD_CONTEXT)) {
+                interceptor.dispatch(ctx, this)
+            } else {
+                interceptor.interceptContinuation(this).resumeWith(resultOf(outcome))
+            }
         } catch (e: Throwable) {
-            if (wakesWithoutCallbacks) handBackRefused(this, e)
+            if (outcome === GRANT) handBackRefused(this, e)
             throw e
         }
     }
 
-    /**
-     * I7: with a CoroutineDispatcher, completeResume dispatches, or kotlinx's unconfined event loop
-     * queues a nested resume. Without one (a coroutine started with no dispatcher, or a bare
-     * ContinuationInterceptor), kotlinx resumes inline: that wake goes through the trampoline.
-     */
-    override val wakesWithoutCallbacks: Boolean
-        get() = cont.context[ContinuationInterceptor] is CoroutineDispatcher
+    /** C2: the dispatched task; runs on the coroutine's dispatcher. */
+    override fun run() = resumeWith(resultOf(decision!!))
 
-    override fun onFailed(cause: Throwable) = cont.resumeWithException(cause)
-
-    /** W2: the coroutine was cancelled while suspended. */
-    override fun invoke(cause: Throwable?) {
-        queue.cancel(this)
+    /** W3: runs in the coroutine's context; a grant to a coroutine cancelled since its claim is handed back. */
+    override fun resumeWith(result: Result<Any?>) {
+        val j = job
+        if (result.isSuccess && j != null && !j.isActive) {
+            handBackOrReport()
+            caller.resumeWith(Result.failure(j.getCancellationException()))
+        } else {
+            caller.resumeWith(result)
+        }
     }
 
-    /** W3: granted, but the coroutine was cancelled before it could take the permits. */
-    override fun invoke(cause: Throwable, value: Any?, context: CoroutineContext) = handBack()
+    /** The suspender, once registered: true if suspended, false if already woken (then see [takeEarly]). */
+    fun trySuspend(mark: Any): Boolean = casDecision(UNDECIDED, mark)
+
+    /** The suspender's result when woken before it suspended: the failure, or the grant (W3 checked). */
+    fun takeEarly(): Any {
+        val d = decision
+        if (d is Throwable) throw d
+        val j = job
+        if (j != null && !j.isActive) {
+            handBackOrReport()
+            throw j.getCancellationException()
+        }
+        return Unit
+    }
+
+    /**
+     * W3's hand-back, whose error (the permits were released meanwhile by someone else: over-release)
+     * goes to the coroutine's exception handler, as kotlinx does with an onCancellation hook's error,
+     * instead of out of the dispatcher's task; the coroutine still resumes with its cancellation.
+     */
+    private fun handBackOrReport() {
+        try {
+            handBack()
+        } catch (e: Throwable) {
+            handleCoroutineException(caller.context, e)
+        }
+    }
+
+    private fun resultOf(outcome: Any): Result<Any?> =
+        if (outcome is Throwable) Result.failure(outcome) else Result.success(Unit)
 }
 
 /** The hand-backs of refused wakes on one thread, made one after another instead of nested. */
@@ -122,27 +230,51 @@ private fun handBackRefused(w: PermitWaiter, error: Throwable) {
 
 /** Suspends until [permits] are granted for [grantee] (the caller already failed a fast tryAcquire). */
 internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, grantee: Grantee): Unit =
-    suspendForGrantAsUnit(this, SuspendWaiter(permits, grantee), priority)
+    suspendForGrantAsUnit(this, permits, priority, grantee)
 
 /*
- * Why the detour: with Kotlin 2.4, a Unit-returning function that contains suspendCancellableCoroutine
- * gets a continuation frame of its own (plus a fresh DispatchedContinuation for it) on every
- * suspension, about 90 bytes, because the compiler does not treat the inlined suspension as a tail call
- * of a Unit function. The same body returning Any? is a tail call (no frame), and a Unit function
- * tail-calls a value of type `suspend (...) -> Unit`. So the suspension lives in suspendForGrant
- * (Any?, always resumed with Unit) and is called through this Unit-typed reference: no frame, no
- * allocation (the reference is a singleton).
+ * Why the detour: a Unit-returning function that contains the suspension would get a continuation
+ * frame of its own on every suspension, because the compiler does not treat the inlined suspension as
+ * a tail call of a Unit function. The same body returning Any? is a tail call (no frame), and a Unit
+ * function tail-calls a value of type `suspend (...) -> Unit`. So the suspension lives in
+ * suspendForGrant (Any?, always resumed with Unit) and is called through this Unit-typed reference: no
+ * frame, no allocation (the reference is a singleton).
  */
-private suspend fun suspendForGrant(queue: WaiterQueue, waiter: SuspendWaiter, priority: Int): Any? =
-    suspendCancellableCoroutine<Any?> { cont ->
-        waiter.cont = cont
-        cont.invokeOnCancellation(waiter) // W2, before the offer (runs at once if already cancelled)
-        if (queue.enqueue(waiter, priority)) cont.resume(Unit, waiter.handBackOnCancel)
+@OptIn(InternalCoroutinesApi::class)
+private suspend fun suspendForGrant(queue: WaiterQueue, permits: Int, priority: Int, grantee: Grantee): Any? =
+    suspendCoroutineUninterceptedOrReturn { caller ->
+        val job = caller.context[Job]
+        val w = SuspendWaiter(permits, grantee, caller, job)
+        if (job == null) {
+            if (queue.enqueue(w, priority)) return@suspendCoroutineUninterceptedOrReturn Unit
+            return@suspendCoroutineUninterceptedOrReturn if (w.trySuspend(SUSPENDED_WITHOUT_JOB)) COROUTINE_SUSPENDED else w.takeEarly()
+        }
+        // W2: the handler first (it runs at once if the Job is already cancelling), then the offer.
+        val handle = job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler = w)
+        try {
+            if (queue.enqueue(w, priority)) {
+                // Granted at the offer: like the fast path, a call that does not suspend does not check
+                // for cancellation, so the permits are the caller's even if the Job was cancelled meanwhile.
+                handle.dispose()
+                return@suspendCoroutineUninterceptedOrReturn Unit
+            }
+        } catch (e: Throwable) { // closed, or a request larger than the total: nothing is queued
+            handle.dispose()
+            throw e
+        }
+        if (w.status == PermitWaiter.CANCELLED) { // W2: the Job is no longer active, and nothing is held
+            handle.dispose()
+            throw job.getCancellationException()
+        }
+        if (w.trySuspend(handle)) COROUTINE_SUSPENDED else {
+            handle.dispose()
+            w.takeEarly()
+        }
     }
 
 @Suppress("UNCHECKED_CAST")
-private val suspendForGrantAsUnit: suspend (WaiterQueue, SuspendWaiter, Int) -> Unit =
-    ::suspendForGrant as suspend (WaiterQueue, SuspendWaiter, Int) -> Unit
+private val suspendForGrantAsUnit: suspend (WaiterQueue, Int, Int, Grantee) -> Unit =
+    ::suspendForGrant as suspend (WaiterQueue, Int, Int, Grantee) -> Unit
 
 /**
  * Waits at most [timeout] for [permits] (the caller already failed a fast tryAcquire). True with the

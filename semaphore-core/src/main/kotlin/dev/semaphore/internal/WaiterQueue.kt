@@ -48,9 +48,9 @@
  *     loop (head-of-line blocking, on purpose: large requests are not starved by small ones).
  *     Hence at rest: no queued waiter is the head with a request that fits.
  * I6  A waiter's status moves NEW -> QUEUED -> (GRANTED | FAILED | CANCELLED), or NEW -> GRANTED
- *     (granted at enqueue), or NEW -> CANCELLED (cancelled before its offer: enqueue then neither
- *     grants nor queues it), only under the lock; exactly one of grant, fail (close, or a request
- *     grown larger than the total) and cancel wins.
+ *     (granted at enqueue), or NEW -> CANCELLED (its requester gone when its offer would queue it,
+ *     W2), only under the lock; exactly one of grant, fail (close, or a request grown larger than the
+ *     total) and cancel wins.
  * I7  Waking happens outside the lock, and the stack stays flat however long a chain of
  *     release-in-callback is. A waiter whose wake runs no caller code on this thread (a coroutine
  *     with a dispatcher: its resume is dispatched, or queued by kotlinx's own unconfined event loop;
@@ -83,9 +83,11 @@
  * W2  Giving up while queued: the requester's side calls cancel(w); true means w left the line with
  *     nothing held and no callback will run. False means a grant or a failure already won (I6): a
  *     failure holds nothing, and a grant was claimed (W1), so the permits are the requester's.
- *     A requester that can be cancelled before its offer (a coroutine: its cancellation handler is
- *     registered first) may call cancel(w) on a NEW waiter: true, and the offer that follows does
- *     nothing, so a requester already gone never stands in line, even for a moment.
+ *     A requester already gone never stands in line, even for a moment: the offer asks mayQueue()
+ *     under the lock when the request does not fit at once, and drops a waiter whose requester is gone
+ *     as CANCELLED; one whose permits fit is granted, as the fast path would have granted it. cancel(w)
+ *     of a waiter not offered yet changes nothing (false), but takes the lock, so an offer in progress
+ *     finishes first (a coroutine's Job handler, registered before the offer, relies on that).
  * W3  Prompt cancellation is the only hand-back: a requester that goes away after its successful
  *     claim but before it takes the permits (the coroutine's Job cancelled before it resumes, or its
  *     dispatcher refusing to wake it, the future completed by someone else before onGranted completes
@@ -162,6 +164,13 @@ internal abstract class PermitWaiter(
 
     /** W1: under the queue's lock; false if the requester is gone. Quick, and must not touch the queue. */
     abstract fun tryClaim(): Boolean
+
+    /**
+     * W2: asked under the queue's lock by the offer, only when the request does not fit at once: false
+     * if the requester is already gone, and the offer then drops the waiter (CANCELLED) instead of
+     * queueing it. Quick, no side effect, and must not touch the queue.
+     */
+    open fun mayQueue(): Boolean = true
 
     /** Called once, outside the queue's lock, after the permits were granted to this waiter. */
     abstract fun onGranted()
@@ -291,18 +300,17 @@ internal open class WaiterQueue(
      * Offers [waiter], of [priority] (ignored in FIFO order), to the queue. Returns true if it was granted at once: the caller then holds the
      * permits, and [PermitWaiter.onGranted] will NOT be called (nor tryClaim: the requester is present). Returns false if it was queued: one of
      * its callbacks will be called later (possibly before this method returns, on another thread),
-     * unless [cancel] removes it first. A waiter cancelled before this offer (W2) is neither granted nor
-     * queued: false, and no callback will run.
+     * unless [cancel] removes it first. A waiter whose requester is gone when it would have to wait
+     * ([PermitWaiter.mayQueue], W2) is neither granted nor queued: false, its status CANCELLED, and no
+     * callback will run.
      * @throws IllegalArgumentException if the request exceeds the total (nothing is queued).
      * @throws SemaphoreClosedException if closed (nothing is queued).
-     * @throws IllegalStateException if [waiter] was offered before and is queued, granted or failed (one
-     *   cancelled after an earlier offer is not told apart from one cancelled before it: false).
+     * @throws IllegalStateException if [waiter] was offered before.
      */
     fun enqueue(waiter: PermitWaiter, priority: Int = 0): Boolean {
         val st = waiter.status
-        check(st == PermitWaiter.NEW || st == PermitWaiter.CANCELLED) { "this waiter was already offered to a queue" }
+        check(st == PermitWaiter.NEW) { "this waiter was already offered to a queue" }
         return locked {
-            if (waiter.status == PermitWaiter.CANCELLED) return@locked false // W2: its requester left before the offer
             checkOpen()
             require(waiter.permits <= wTotal) { tooMany(waiter.permits, wTotal) }
             val now = now()
@@ -311,6 +319,9 @@ internal open class WaiterQueue(
                 waiter.grantee.granted(waiter) // W4, before the status (W1)
                 waiter.setStatus(PermitWaiter.GRANTED)
                 true
+            } else if (!waiter.mayQueue()) { // W2: its requester is gone, and it would have to wait
+                waiter.setStatus(PermitWaiter.CANCELLED)
+                false
             } else {
                 order.add(waiter, priority, now)
                 waiter.setStatus(PermitWaiter.QUEUED)
@@ -323,8 +334,9 @@ internal open class WaiterQueue(
     /**
      * Removes a queued [waiter]; true if it was removed (nothing is held and no callback will run).
      * False if it was already granted, failed or cancelled: then the grant or failure stands (W2). If
-     * the removal lets the waiters behind fit, they are granted at once. A [waiter] not offered yet
-     * is marked cancelled (true): its offer will neither grant nor queue it (W2).
+     * the removal lets the waiters behind fit, they are granted at once. A [waiter] not offered yet is
+     * left to its offer (false; W2: the offer asks [PermitWaiter.mayQueue]); the lock is still taken, so
+     * that an offer in progress finishes first and this call then finds the waiter queued, or granted.
      */
     fun cancel(waiter: PermitWaiter): Boolean {
         val st = waiter.status
@@ -337,10 +349,7 @@ internal open class WaiterQueue(
                     grantLocked()
                     true
                 }
-                PermitWaiter.NEW -> { // not offered yet (W2): its offer will do nothing
-                    waiter.setStatus(PermitWaiter.CANCELLED)
-                    true
-                }
+                PermitWaiter.NEW -> false // not offered yet: its offer asks mayQueue() (W2)
                 else -> false
             }
         }

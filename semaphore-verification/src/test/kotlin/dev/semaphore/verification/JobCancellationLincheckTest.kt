@@ -2,21 +2,23 @@
  * Lincheck (model checking and stress) for cancellation through the coroutine's Job: Semaphore(1),
  * Semaphore(2) and Lock with owners.
  *
- * Why it exists: Lincheck's own cancellation (@Operation(cancellableOnSuspension = true), used by
- * SemaphoreLincheckTest and LockLincheckTest) cancels the CancellableContinuation it finds at the
- * suspension point, so it reaches a waiter only if the waiter suspends in one. Here Lincheck cancels
- * nothing (every suspending operation is cancellableOnSuspension = false): the acquisitions run with
- * a Job() of the test object as their Job, and the operation cancelJob() (run once) cancels it from
- * another thread. The cancellation then travels as in an application (Job -> whatever the waiter
- * registered on it), so the test keeps its meaning for a waiter that suspends without a
- * CancellableContinuation and hooks the Job itself.
+ * Why it exists: Lincheck's own cancellation (@Operation(cancellableOnSuspension = true)) cancels the
+ * CancellableContinuation it finds at the suspension point. The engine's coroutine waiter suspends
+ * without one (Suspending.kt): it hooks the coroutine's Job. So the Lincheck tests of this module
+ * cancel acquisitions the way an application does, through their Job, cancelled from another thread:
+ *  - here, every acquisition runs with a Job() of the test object as its Job, and the operation
+ *    cancelJob() (run once) cancels it;
+ *  - in SemaphoreLincheckTest, LockLincheckTest, PrioritySemaphoreLincheckTest and
+ *    ReadWriteLockLincheckTest, the acquisitions "in Job" run in a SharedJob that the run-once
+ *    cancelJob() cancels, beside acquisitions outside any Job of the test.
+ * This file adds fixed scenarios for the windows of W2 and W3.
  *
  * An acquisition (inJob) runs acquire()/lock() in the operation's own coroutine, its context plus
  * `job` and a DispatchThroughLincheck, and returns OK if it returned (the permits are held), or
  * CANCELLED if it threw CancellationException (nothing is held); never an exception. Once the Job
- * is cancelled, a later acquisition still succeeds on the fast path (acquire() does not check
- * cancellation when it need not suspend), and one that must wait is cancelled at once, or hands a
- * grant at enqueue back (W3). Three simpler designs fail on the current engine, not for a lost
+ * is cancelled, a later acquisition still succeeds if its permits fit, on the fast path or at its
+ * offer (acquire() does not check cancellation when it need not suspend), and one that must wait is
+ * cancelled at once, without standing in line (W2). Three simpler designs fail on the current engine, not for a lost
  * permit but because the sequential model (the same code run by Lincheck one operation at a time)
  * cannot produce what a concurrent run legally does, or because the cancellation never arrives:
  *  - withContext(job) { acquire() }: withContext refuses to start in a cancelled Job, but an
@@ -43,7 +45,7 @@
  *   init: tryAcquire(1): true, cancelJob(): ok
  *   parallel: acquire(1) in the Job: cancelled | acquire(2) in the Job: cancelled
  * Sequentially acquire(1) succeeds on the fast path. Fixed by registering the handler before the
- * offer, and by cancel(w) of a waiter not offered yet (WaiterQueue.kt, W2); kept as the fixed
+ * offer, and now by the offer's own question (mayQueue, WaiterQueue.kt W2); kept as the fixed
  * scenario semaphore2CancelledBeforeOffer.
  *
  * availablePermits / isLocked are the observers that make a lost or doubled permit visible. At rest
@@ -52,9 +54,8 @@
  * Two fixed scenarios (semaphore1HandBack, lockHandBack) model-check the windows of W3: a held permit
  * released while the Job is cancelled and an acquisition waits or is about to.
  *
- * Sizes: the shared mcOptions()/stressOptions(), with JOB_MC_INVOCATIONS model-checking invocations
- * per scenario instead of 100 (kotlinx's Job machinery is explored event by event too), and
- * JOB_FIXED_INVOCATIONS for each fixed scenario: about 50 s in all on a loaded 2-core machine.
+ * Sizes: jobMcOptions()/jobStressOptions() (LincheckSizes.kt), and JOB_FIXED_INVOCATIONS for each
+ * fixed scenario: about 50 s in all on a loaded 2-core machine.
  */
 package dev.semaphore.verification
 
@@ -69,6 +70,7 @@ import org.jetbrains.kotlinx.lincheck.annotations.Validate
 import org.jetbrains.kotlinx.lincheck.check
 import org.jetbrains.kotlinx.lincheck.paramgen.IntGen
 import org.junit.jupiter.api.Test
+import java.util.concurrent.atomic.AtomicInteger
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
@@ -108,6 +110,44 @@ internal suspend fun inJob(job: Job, acquire: suspend () -> Unit): Any? = try {
     OK
 } catch (e: CancellationException) {
     CANCELLED
+}
+
+/**
+ * The Job that a test object's acquisitions in [acquire] run in (inJob), for tests whose other
+ * acquisitions run outside it, and the number of those acquisitions not finished yet: the check at
+ * rest then sees W2 exactly (once the Job is cancelled, none of them may still wait), where the
+ * queue's length cannot tell whose waiters are queued.
+ *
+ * cancel() is run once per scenario (a second cancel() of the same Job would do nothing). The
+ * operations are linearizable because an acquisition decides at one point, its offer, under the
+ * queue's lock: whose Job was cancelled between its failed fast path and its offer, it is granted if
+ * the permits fit there, and else cancelled without standing in line (Suspending.kt). When such an
+ * offer ended CANCELLED with permits free instead (kotlinx's Semaphore does that), -Pstress found
+ * runs that no sequential order explains, in PrioritySemaphoreLincheckTest:
+ *   init: tryAcquire(0, 1)
+ *   parallel: addPermits, addPermits | availablePermits(): 2, cancelJob() | acquire(1, 1), acquireInJob(1, 1): cancelled
+ */
+class SharedJob {
+    private val job = Job()
+    private val unfinished = AtomicInteger()
+
+    /** [acquire] in the shared Job: inJob's OK or CANCELLED; misuse propagates. */
+    suspend fun acquire(acquire: suspend () -> Unit): Any? {
+        unfinished.incrementAndGet()
+        try {
+            return inJob(job, acquire)
+        } finally {
+            unfinished.decrementAndGet()
+        }
+    }
+
+    /** Cancels the Job, from the thread that runs this operation. */
+    fun cancel(): Any = job.cancel().let { OK }
+
+    /** W2 at rest: once the Job is cancelled, none of its acquisitions still waits. */
+    fun checkAtRest() = check(!job.isCancelled || unfinished.get() == 0) {
+        "the Job is cancelled, but ${unfinished.get()} of its acquisitions still wait"
+    }
 }
 
 /** Semaphore(1), requests of 1 permit; acquisitions in one shared Job. */
@@ -205,19 +245,6 @@ class JobLock {
     }
 }
 
-/** Model-checking invocations per scenario in this file (the shared MC_INVOCATIONS is 100). */
-const val JOB_MC_INVOCATIONS: Int = 60
-
-/*
- * The shared options with no operation after the parallel part: Lincheck 2.39 can still generate a suspending
- * operation there, and then fails inside its runner (IndexOutOfBoundsException in
- * ParallelThreadsRunner.processInvocationResult, the operation reported as hung), as -Pstress's larger scenario
- * count found with lockInJob(2) after a parallel unlock(0). The at-rest checks (@Validate) still look at the end state.
- */
-private fun jobMcOptions() = mcOptions().invocationsPerIteration(JOB_MC_INVOCATIONS).actorsAfter(0)
-
-private fun jobStressOptions() = stressOptions().actorsAfter(0)
-
 /** Model-checking invocations of each fixed scenario below (times STRESS_SCALE, see checkOnly). */
 const val JOB_FIXED_INVOCATIONS: Int = 200
 
@@ -255,6 +282,21 @@ class JobCancellationLincheckTest {
             thread { actor(JobSemaphore1::acquireInJob); actor(JobSemaphore1::tryAcquire) }
             thread { actor(JobSemaphore1::release) }
             thread { actor(JobSemaphore1::cancelJob) }
+        }
+    }
+
+    /**
+     * The offer decides (see SharedJob): the fast path fails, the permit is released, availablePermits()
+     * sees it, then the Job is cancelled, then the offer comes. Ending CANCELLED there would need the
+     * acquisition after cancelJob() yet before the release; it must take the permit.
+     */
+    @Test
+    fun semaphore1OfferAfterTheCancellation() = checkOnly(JobSemaphore1::class, JOB_FIXED_INVOCATIONS) {
+        initial { actor(JobSemaphore1::tryAcquire) }
+        parallel {
+            thread { actor(JobSemaphore1::acquireInJob) }
+            thread { actor(JobSemaphore1::release) }
+            thread { actor(JobSemaphore1::availablePermits); actor(JobSemaphore1::cancelJob) }
         }
     }
 

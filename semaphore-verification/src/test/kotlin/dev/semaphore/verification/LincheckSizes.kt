@@ -11,9 +11,9 @@
  * BlockingWaiterSemaphoreLincheckTest, BlockingWaiterLockLincheckTest,
  * PrioritySemaphoreLincheckTest, each with one model-checking and one stress run; so per primitive
  * (Semaphore counts twice: 1 and 2 permits) 1,000 model-checking and 10,000 stress invocations
- * by default, 5,000 and 50,000 under -Pstress. JobCancellationLincheckTest (cancellation through the
- * Job) uses the same options with fewer model-checking invocations per scenario and no operation after
- * the parallel part (see there).
+ * by default, 5,000 and 50,000 under -Pstress. The tests with operations in a shared Job that an
+ * operation cancels (JobCancellationLincheckTest.kt) use jobMcOptions()/jobStressOptions(): fewer
+ * model-checking invocations per scenario and no operation after the parallel part.
  *
  * Scenario shape: 3 threads x 2 operations, 1 operation before and 1 after the parallel part.
  * The fixed regression scenarios (LockRegressionTest) get 2000 model-checking invocations each
@@ -26,11 +26,7 @@
  */
 package dev.semaphore.verification
 
-import org.jetbrains.kotlinx.lincheck.Actor
 import org.jetbrains.kotlinx.lincheck.DSLScenarioBuilder
-import org.jetbrains.kotlinx.lincheck.DSLThreadScenario
-import kotlin.reflect.KFunction
-import kotlin.reflect.jvm.javaMethod
 import kotlin.reflect.KClass
 import org.jetbrains.kotlinx.lincheck.check
 import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions
@@ -67,12 +63,19 @@ fun checkOnly(testClass: KClass<*>, invocations: Int = 1000, scenario: DSLScenar
         .addCustomScenario(scenario)
         .check(testClass)
 
-/**
- * Adds an actor of the suspending operation [f] (no arguments) that Lincheck cancels once it
- * suspends, with prompt cancellation: a grant that races the cancellation is then handed back (W3).
- * The DSL's own `actor` never cancels.
+/** Model-checking invocations per scenario of the tests with a shared cancellable Job (the shared MC_INVOCATIONS is 100). */
+const val JOB_MC_INVOCATIONS: Int = 60
+
+/*
+ * The options of the tests with a shared cancellable Job: no operation after the parallel part. Lincheck 2.39 can
+ * generate a suspending operation there, and then fails inside its runner (IndexOutOfBoundsException in
+ * ParallelThreadsRunner.processInvocationResult, the operation reported as hung), as -Pstress's larger scenario
+ * count found with lockInJob(2) after a parallel unlock(0). The at-rest checks (@Validate) still look at the end
+ * state. Model checking explores fewer invocations per scenario: kotlinx's Job machinery is explored event by event too.
  */
-fun DSLThreadScenario.cancelledActor(f: KFunction<*>) {
-    add(Actor(f.javaMethod!!, emptyList(), cancelOnSuspension = true, blocking = false, causesBlocking = false,
-        promptCancellation = true, isSuspendable = true))
-}
+
+/** Model checking for the tests with a shared cancellable Job. */
+fun jobMcOptions(): ModelCheckingOptions = mcOptions().invocationsPerIteration(JOB_MC_INVOCATIONS).actorsAfter(0)
+
+/** Stress for the tests with a shared cancellable Job. */
+fun jobStressOptions(): StressOptions = stressOptions().actorsAfter(0)

@@ -1,6 +1,7 @@
 /*
- * Lincheck for Lock: lock (suspending, cancellable on suspension, prompt cancellation), tryLock and
- * unlock with owners, isLocked and holdsLock. Owner 0 is "no owner" (null; unlock(null) releases
+ * Lincheck for Lock: lock (suspending, never cancelled) and lockInJob (in the test's SharedJob, which
+ * the run-once cancelJob() cancels from another thread, see JobCancellationLincheckTest.kt), tryLock
+ * and unlock with owners, isLocked and holdsLock. Owner 0 is "no owner" (null; unlock(null) releases
  * whoever holds the lock), owners 1 and 2 are two objects, and any owner may be used from any
  * thread at once. Misuse (relock by the holder, unlock by the wrong owner, unlock of a free lock) is
  * caught and returned as the MISUSE result, so its linearizability is checked too.
@@ -29,8 +30,16 @@ internal val OWNERS: List<Any?> = listOf(null, "owner-1", "owner-2")
 class LockLincheckTest {
     private val lock = Lock()
 
-    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    private val shared = SharedJob()
+
+    @Operation(cancellableOnSuspension = false) // never cancelled
     suspend fun lock(@Param(name = "owner") o: Int) = outcome { lock.lock(OWNERS[o]); OK }
+
+    @Operation(cancellableOnSuspension = false) // cancelled through the shared Job only
+    suspend fun lockInJob(@Param(name = "owner") o: Int) = outcome { shared.acquire { lock.lock(OWNERS[o]) } }
+
+    @Operation(runOnce = true)
+    fun cancelJob() = shared.cancel()
 
     @Operation
     fun tryLock(@Param(name = "owner") o: Int) = outcome { lock.tryLock(OWNERS[o]) }
@@ -44,18 +53,19 @@ class LockLincheckTest {
     @Operation
     fun holdsLock(@Param(name = "owner") o: Int) = lock.holdsLock(OWNERS[o] ?: OWNERS[1]!!)
 
-    /** At rest: at most one holder, and a free lock has nobody queued and no holder (I5 for one permit). */
+    /** At rest: at most one holder, a free lock has nobody queued and no holder (I5 for one permit), and no acquisition of the cancelled shared Job still waits (W2). */
     @Validate
     fun atRest() {
         val a = lock.holdsLock(OWNERS[1]!!)
         val b = lock.holdsLock(OWNERS[2]!!)
         check(!(a && b)) { "two holders" }
         if (!lock.isLocked) check(lock.queueLength == 0 && !a && !b) { "free lock with queue ${lock.queueLength}, holders A=$a B=$b" }
+        shared.checkAtRest()
     }
 
     @Test
-    fun modelChecking() = mcOptions().check(this::class)
+    fun modelChecking() = jobMcOptions().check(this::class)
 
     @Test
-    fun stressStrategy() = stressOptions().check(this::class)
+    fun stressStrategy() = jobStressOptions().check(this::class)
 }

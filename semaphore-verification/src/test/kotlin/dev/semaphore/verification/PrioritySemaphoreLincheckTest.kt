@@ -1,7 +1,8 @@
 /*
  * Lincheck for PrioritySemaphore (2 permits, no aging, so the sequential run is deterministic), with
- * two priorities (0 and 1): tryAcquire, suspending acquire (cancellable on suspension, prompt
- * cancellation), multi-permit requests, release (over-release as a result value), addPermits /
+ * two priorities (0 and 1): tryAcquire, suspending acquire (never cancelled) and acquireInJob (in the
+ * test's SharedJob, which the run-once cancelJob() cancels from another thread, see JobCancellationLincheckTest.kt),
+ * multi-permit requests, release (over-release as a result value), addPermits /
  * reducePermits and close (run once). The sequential specification is the PrioritySemaphore itself.
  * availablePermits is a concurrent operation; queueLength is checked at rest (@Validate), for the
  * reasons given in SemaphoreLincheckTest.kt.
@@ -25,8 +26,17 @@ class PrioritySemaphoreLincheckTest {
     @Operation
     fun tryAcquire(@Param(name = "priority") p: Int, @Param(name = "n") n: Int) = outcome { s.tryAcquire(p, n) }
 
-    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    private val shared = SharedJob()
+
+    @Operation(cancellableOnSuspension = false) // never cancelled
     suspend fun acquire(@Param(name = "priority") p: Int, @Param(name = "n") n: Int) = outcome { s.acquire(p, n); OK }
+
+    @Operation(cancellableOnSuspension = false) // cancelled through the shared Job only
+    suspend fun acquireInJob(@Param(name = "priority") p: Int, @Param(name = "n") n: Int) =
+        outcome { shared.acquire { s.acquire(p, n) } }
+
+    @Operation(runOnce = true)
+    fun cancelJob() = shared.cancel()
 
     @Operation
     fun release(@Param(name = "n") n: Int) = outcome { s.release(n); OK }
@@ -43,18 +53,41 @@ class PrioritySemaphoreLincheckTest {
     @Operation
     fun availablePermits() = s.availablePermits
 
-    /** At rest: available <= total, and a queued head never fits (engine I1, I5). */
+    /** At rest: available <= total, a queued head never fits (engine I1, I5), and no acquisition of the cancelled shared Job still waits (W2). */
     @Validate
     fun atRest() {
         val q = (s as WaiterQueueOwner).waiterQueue
         check(q.availablePermits <= q.totalPermits) { "$q" }
         check(q.queueLength == 0 || q.availablePermits < 2 || q.isClosed) { "a queued request fits: $q" }
         check(!q.isClosed || q.queueLength == 0) { "closed with waiters: $q" }
+        shared.checkAtRest()
     }
 
     @Test
-    fun modelChecking() = mcOptions().check(this::class)
+    fun modelChecking() = jobMcOptions().check(this::class)
 
     @Test
-    fun stressStrategy() = stressOptions().check(this::class)
+    fun stressStrategy() = jobStressOptions().check(this::class)
+
+    /** W2 with priorities: a high-priority head whose Job is cancelled lets the lower request behind it in. */
+    @Test
+    fun cancelledHeadLetsTheLowerPriorityIn() = checkOnly(PrioritySemaphoreLincheckTest::class, JOB_FIXED_INVOCATIONS) {
+        initial { actor(PrioritySemaphoreLincheckTest::tryAcquire, 0, 2) }
+        parallel {
+            thread { actor(PrioritySemaphoreLincheckTest::acquireInJob, 1, 2) }
+            thread { actor(PrioritySemaphoreLincheckTest::acquire, 0, 1); actor(PrioritySemaphoreLincheckTest::availablePermits) }
+            thread { actor(PrioritySemaphoreLincheckTest::release, 1); actor(PrioritySemaphoreLincheckTest::cancelJob) }
+        }
+    }
+
+    /** W3 with priorities: a grant to a request whose Job is cancelled before it runs is handed back. */
+    @Test
+    fun grantHandedBackWhenTheJobIsCancelled() = checkOnly(PrioritySemaphoreLincheckTest::class, JOB_FIXED_INVOCATIONS) {
+        initial { actor(PrioritySemaphoreLincheckTest::tryAcquire, 0, 2) }
+        parallel {
+            thread { actor(PrioritySemaphoreLincheckTest::acquireInJob, 1, 1); actor(PrioritySemaphoreLincheckTest::availablePermits) }
+            thread { actor(PrioritySemaphoreLincheckTest::release, 1) }
+            thread { actor(PrioritySemaphoreLincheckTest::cancelJob) }
+        }
+    }
 }

@@ -1,6 +1,7 @@
 /*
- * Lincheck for ReadWriteLock: every operation of the contract (the suspending ones cancellable on
- * suspension, with prompt cancellation), tryUpgrade with a zero timeout, and the two queries. The
+ * Lincheck for ReadWriteLock: every operation of the contract (the suspending ones never cancelled,
+ * and requestInJob: any of them in the test's SharedJob, which the run-once cancelJob() cancels
+ * from another thread, see JobCancellationLincheckTest.kt), tryUpgrade with a zero timeout, and the two queries. The
  * timed forms with a positive timeout are left to the storm (ReadWriteLockStressTest): their timer
  * runs on kotlinx's DefaultExecutor thread, which the model checker takes for a thread of the test
  * and reports as hung while it waits; their timeout is a cancellation of the same waiter, which is
@@ -27,17 +28,40 @@ package dev.semaphore.verification
 import dev.semaphore.ReadWriteLock
 import dev.semaphore.ReadWriteLockImpl
 import org.jetbrains.kotlinx.lincheck.annotations.Operation
+import org.jetbrains.kotlinx.lincheck.annotations.Param
 import org.jetbrains.kotlinx.lincheck.annotations.Validate
 import org.jetbrains.kotlinx.lincheck.check
+import org.jetbrains.kotlinx.lincheck.paramgen.IntGen
 import org.junit.jupiter.api.Test
 import kotlin.time.Duration
+
+/** requestInJob's kinds used by the fixed scenarios. */
+const val WRITE_REQUEST = 1
+const val UPGRADE_REQUEST = 3
 
 /** The operations, shared by the two sizes. */
 abstract class ReadWriteLockOps(total: Int) {
     private val impl = ReadWriteLockImpl(total)
     private val lock: ReadWriteLock = impl
+    private val shared = SharedJob()
 
-    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    /** One of the four suspending requests (0 read, 1 write, 2 upgradable read, 3 upgrade), in the SharedJob. */
+    @Operation(cancellableOnSuspension = false) // cancelled through the shared Job only
+    suspend fun requestInJob(@Param(gen = IntGen::class, conf = "0:3") kind: Int) = outcome {
+        shared.acquire {
+            when (kind) {
+                0 -> lock.lockRead()
+                1 -> lock.lockWrite()
+                2 -> lock.lockUpgradableRead()
+                else -> lock.upgrade()
+            }
+        }
+    }
+
+    @Operation(runOnce = true)
+    fun cancelJob() = shared.cancel()
+
+    @Operation(cancellableOnSuspension = false) // never cancelled
     suspend fun lockRead() = outcome { lock.lockRead(); OK }
 
     @Operation
@@ -46,7 +70,7 @@ abstract class ReadWriteLockOps(total: Int) {
     @Operation
     fun unlockRead() = outcome { lock.unlockRead(); OK }
 
-    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    @Operation(cancellableOnSuspension = false) // never cancelled
     suspend fun lockWrite() = outcome { lock.lockWrite(); OK }
 
     @Operation
@@ -58,7 +82,7 @@ abstract class ReadWriteLockOps(total: Int) {
     @Operation
     fun downgrade() = outcome { lock.downgrade(); OK }
 
-    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    @Operation(cancellableOnSuspension = false) // never cancelled
     suspend fun lockUpgradableRead() = outcome { lock.lockUpgradableRead(); OK }
 
     @Operation
@@ -67,7 +91,7 @@ abstract class ReadWriteLockOps(total: Int) {
     @Operation
     fun unlockUpgradableRead() = outcome { lock.unlockUpgradableRead(); OK }
 
-    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    @Operation(cancellableOnSuspension = false) // never cancelled
     suspend fun upgrade() = outcome { lock.upgrade(); OK }
 
     /** The timed upgrade with a zero timeout: it only tries now (RW3's upgrade form), so it never suspends. */
@@ -80,7 +104,10 @@ abstract class ReadWriteLockOps(total: Int) {
     @Operation
     fun isWriteLocked() = lock.isWriteLocked
 
-    /** At rest: the engine handed out what the holds account for (RW2), and an empty lock has no line (I5). */
+    /**
+     * At rest: the engine handed out what the holds account for (RW2), an empty lock has no line (I5),
+     * and no acquisition of the cancelled shared Job still waits (W2).
+     */
     @Validate
     fun atRest() {
         val h = impl.holdsSnapshot
@@ -96,33 +123,34 @@ abstract class ReadWriteLockOps(total: Int) {
         check(h and ReadWriteLockImpl.WRITER == 0L || h and (ReadWriteLockImpl.READS or ReadWriteLockImpl.UPGRADABLE) == 0L) {
             "a write hold beside other holds: $lock"
         }
+        shared.checkAtRest()
     }
 }
 
 /** The factory's lock: N = 2^30. */
 class ReadWriteLockLincheckTest : ReadWriteLockOps(ReadWriteLockImpl.TOTAL) {
     @Test
-    fun modelChecking() = mcOptions().check(this::class)
+    fun modelChecking() = jobMcOptions().check(this::class)
 
     @Test
-    fun stressStrategy() = stressOptions().check(this::class)
+    fun stressStrategy() = jobStressOptions().check(this::class)
 }
 
 /** N = 4: the upgradable read (3) leaves room for one plain read; an upgrade asks for the last 1. */
 class SmallReadWriteLockLincheckTest : ReadWriteLockOps(4) {
     @Test
-    fun modelChecking() = mcOptions().check(this::class)
+    fun modelChecking() = jobMcOptions().check(this::class)
 
     @Test
-    fun stressStrategy() = stressOptions().check(this::class)
+    fun stressStrategy() = jobStressOptions().check(this::class)
 }
 
 /**
  * Fixed scenarios for the races that the issue's anchors got wrong (AsyncEx 134, vs-threading 252:
  * a cancelled queued writer left the readers behind it blocked; parking_lot 101/489: an upgrade let
  * a writer in), model-checked over every interleaving Lincheck reaches, with the operations of
- * [ReadWriteLockLincheckTest]; the `cancelledActor`s are cancelled once they suspend, promptly (a
- * grant racing the cancellation is handed back).
+ * [ReadWriteLockLincheckTest]; a request that may be cancelled runs in the test's Job (requestInJob),
+ * which a thread of its own cancels (a grant racing the cancellation is handed back, W3).
  */
 class ReadWriteLockScenariosTest {
     /** A queued writer, maybe cancelled, between a read hold that ends and a reader behind it. */
@@ -130,9 +158,10 @@ class ReadWriteLockScenariosTest {
     fun cancelledWriterLetsReadersIn() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 100) {
         initial { actor(ReadWriteLockOps::tryLockRead) }
         parallel {
-            thread { cancelledActor(ReadWriteLockOps::lockWrite) }
+            thread { actor(ReadWriteLockOps::requestInJob, WRITE_REQUEST) }
             thread { actor(ReadWriteLockOps::lockRead); actor(ReadWriteLockOps::readHolds) }
             thread { actor(ReadWriteLockOps::unlockRead) }
+            thread { actor(ReadWriteLockOps::cancelJob) }
         }
     }
 
@@ -141,9 +170,10 @@ class ReadWriteLockScenariosTest {
     fun upgradeRacesReadersAndWriter() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 100) {
         initial { actor(ReadWriteLockOps::tryLockUpgradableRead); actor(ReadWriteLockOps::tryLockRead) }
         parallel {
-            thread { cancelledActor(ReadWriteLockOps::upgrade); actor(ReadWriteLockOps::isWriteLocked) }
+            thread { actor(ReadWriteLockOps::requestInJob, UPGRADE_REQUEST); actor(ReadWriteLockOps::isWriteLocked) }
             thread { actor(ReadWriteLockOps::unlockRead); actor(ReadWriteLockOps::lockRead) }
             thread { actor(ReadWriteLockOps::lockWrite); actor(ReadWriteLockOps::readHolds) }
+            thread { actor(ReadWriteLockOps::cancelJob) }
         }
     }
 

@@ -1,6 +1,7 @@
 /*
- * Lincheck for Semaphore, with 1 and with 2 permits: tryAcquire, suspending acquire (cancellable on
- * suspension, prompt cancellation), multi-permit requests (1 or 2 permits), release (over-release is
+ * Lincheck for Semaphore, with 1 and with 2 permits: tryAcquire, suspending acquire (never cancelled)
+ * and acquireInJob (in the test's SharedJob, which the run-once cancelJob() cancels from another thread, see
+ * JobCancellationLincheckTest.kt), multi-permit requests (1 or 2 permits), release (over-release is
  * caught and returned as a result value), addPermits / reducePermits, and close (run once; an
  * acquisition after it returns the CLOSED marker, a queued one is failed with it).
  *
@@ -37,8 +38,16 @@ abstract class SemaphoreLincheckBase(permits: Int) {
     @Operation
     fun tryAcquire(@Param(gen = IntGen::class, conf = "1:2") n: Int) = outcome { s.tryAcquire(n) }
 
-    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    private val shared = SharedJob()
+
+    @Operation(cancellableOnSuspension = false) // never cancelled
     suspend fun acquire(@Param(gen = IntGen::class, conf = "1:2") n: Int) = outcome { s.acquire(n); OK }
+
+    @Operation(cancellableOnSuspension = false) // cancelled through the shared Job only
+    suspend fun acquireInJob(@Param(gen = IntGen::class, conf = "1:2") n: Int) = outcome { shared.acquire { s.acquire(n) } }
+
+    @Operation(runOnce = true)
+    fun cancelJob() = shared.cancel()
 
     @Operation
     fun release(@Param(gen = IntGen::class, conf = "1:2") n: Int) = outcome { s.release(n); OK }
@@ -55,30 +64,31 @@ abstract class SemaphoreLincheckBase(permits: Int) {
     @Operation
     fun availablePermits() = s.availablePermits
 
-    /** At rest: available <= total, and a queued head never fits (engine I1, I5). */
+    /** At rest: available <= total, a queued head never fits (engine I1, I5), and no acquisition of the cancelled shared Job still waits (W2). */
     @Validate
     fun atRest() {
         val q = (s as WaiterQueueOwner).waiterQueue
         check(q.availablePermits <= q.totalPermits) { "$q" }
         check(q.queueLength == 0 || q.availablePermits < 2 || q.isClosed) { "a queued request fits: $q" }
         check(!q.isClosed || q.queueLength == 0) { "closed with waiters: $q" }
+        shared.checkAtRest()
     }
 }
 
 /** Semaphore(1): a binary semaphore, plus 2-permit requests that only fit after addPermits. */
 class Semaphore1LincheckTest : SemaphoreLincheckBase(1) {
     @Test
-    fun modelChecking() = mcOptions().check(this::class)
+    fun modelChecking() = jobMcOptions().check(this::class)
 
     @Test
-    fun stressStrategy() = stressOptions().check(this::class)
+    fun stressStrategy() = jobStressOptions().check(this::class)
 }
 
 /** Semaphore(2): multi-permit FIFO with head-of-line blocking. */
 class Semaphore2LincheckTest : SemaphoreLincheckBase(2) {
     @Test
-    fun modelChecking() = mcOptions().check(this::class)
+    fun modelChecking() = jobMcOptions().check(this::class)
 
     @Test
-    fun stressStrategy() = stressOptions().check(this::class)
+    fun stressStrategy() = jobStressOptions().check(this::class)
 }

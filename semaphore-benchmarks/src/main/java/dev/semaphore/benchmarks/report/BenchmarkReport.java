@@ -99,26 +99,30 @@ public final class BenchmarkReport {
                 + "`invokeOnCancellation` handler shared by all), kept in a plain array, with the permit count and the array "
                 + "under a monitor and the resume (`tryResume` + `completeResume`) outside it. It has what the workload "
                 + "needs and nothing more: no multi-permit requests, priorities, resizing, close, metrics, Java callers or "
-                + "owners. Ours over it is what our features and our engine cost; the floor over kotlinx is what kotlinx's "
-                + "internal API (a reused continuation per coroutine, waiters in its segment queue) saves.");
+                + "owners. The floor over kotlinx is what kotlinx's internal API (a reused continuation per coroutine, "
+                + "waiters in its segment queue) saves. Our waiter does not wait in a CancellableContinuation (`Suspending.kt`: "
+                + "it is its own continuation and Job handler), so ours can be below this floor.");
         SECTIONS.put("ContendedLockBenchmark", "The same contended workload on a lock: our Lock vs kotlinx Mutex. `floor` "
                 + "is the floor of ContendedBenchmark with one permit.");
         SECTIONS.put("HandoffBenchmark", "Hand-over: two coroutines on one thread strictly alternate acquire/release "
                 + "on a semaphore of 1 (and on the locks) `iterations` times; every step suspends, grants and resumes.\n\n"
                 + "`floor` is the **public-API floor** of one step (`PublicApiFloor.kt`, `HandoffFloor`, the same for both "
-                + "rows): the least any primitive built only on kotlinx.coroutines' public API can do per hand-off while "
-                + "keeping prompt cancellation and the hand-back of permits, as ours does. Each step is one "
+                + "rows): the least a primitive that waits in a `suspendCancellableCoroutine`, kotlinx.coroutines' public "
+                + "way to suspend, can do per hand-off while keeping prompt cancellation and the hand-back of permits, as "
+                + "ours does. Each step is one "
                 + "`suspendCancellableCoroutine` with `invokeOnCancellation(handler)` and one `tryResume(value, null, "
                 + "onCancellation)` + `completeResume` around a single shared slot (one CAS to park, one to take): no "
-                + "queue, no lock, no permit counting, no object of its own per step. It still pays what the public API "
-                + "forces on every suspension: a fresh CancellableContinuationImpl and its parent-job handle "
+                + "queue, no lock, no permit counting, no object of its own per step. It still pays what a "
+                + "CancellableContinuation costs on every suspension: a fresh CancellableContinuationImpl and its parent-job handle "
                 + "(ChildContinuation, added to and removed from the coroutine's Job), the invokeOnCancellation wrapper "
                 + "and the CompletedContinuation of a resume with a hook (128 B per step with kotlinx 1.11, by -prof gc; "
                 + "the `B/op` column, when present, is per invocation of `iterations` steps). kotlinx's own Semaphore "
                 + "and Mutex reuse one continuation per coroutine through an `internal` API instead. So `ours/floor` is "
-                + "what our engine adds above the floor, and `floor/kotlinx` what the public API itself costs against "
-                + "kotlinx (above 1: part of the gap to kotlinx cannot be closed through the public API; below 1: the "
-                + "public API leaves room to reach kotlinx). The `floor/kotlinx` row divides the floor, not ours.");
+                + "what our engine adds above the floor, and `floor/kotlinx` what waiting in a CancellableContinuation "
+                + "costs against kotlinx (above 1: a primitive that waits in one cannot reach kotlinx; below 1: it "
+                + "leaves room to reach kotlinx). The `floor/kotlinx` row divides the floor, not ours. Our waiter does "
+                + "not wait in a CancellableContinuation (`Suspending.kt`: it is its own continuation, Job handler and "
+                + "dispatched task), so ours can be below this floor.");
         SECTIONS.put("EngineStepBenchmark", "The engine's own part of one hand-off step, without coroutines "
                 + "(`EngineStepBenchmark.java`, white-box: it drives the internal engine from Java): a bare waiter (it "
                 + "always claims, its wake does nothing) queued behind the held permit, then a release that grants it. "
@@ -596,14 +600,15 @@ public final class BenchmarkReport {
         for (JsonElement e : mem) if (str(e.getAsJsonObject(), "impl").equals("floor")) floor = e.getAsJsonObject();
         if (floor == null) return;
         double f = parseDouble(floor.get("bytesPerWaiter"));
-        md.append("\n**Public-API floor of a queued waiter.** The `floor` case is the least a coroutine primitive built only on "
-                + "kotlinx.coroutines' public API must retain per queued waiter (`PublicApiFloor.kt`, `QueueFloor`): the "
+        md.append("\n**Public-API floor of a queued waiter.** The `floor` case is the least a coroutine primitive that waits "
+                + "in kotlinx.coroutines' public `suspendCancellableCoroutine` must retain per queued waiter (`PublicApiFloor.kt`, `QueueFloor`): the "
                 + "suspended coroutine, a `suspendCancellableCoroutine` continuation with its parent-job handle, the wrapper of "
                 + "one `invokeOnCancellation` handler (the handler itself shared by all waiters) and the continuation's "
                 + "reference in a plain array; no node of its own. \"floor share\" = floor / bytes per waiter: the part of "
-                + "a waiter's bytes that the public API forces; \"above the floor\" is what the implementation adds. "
-                + "kotlinx can be below the floor: its waiters reuse internal machinery (reusable continuation, segment "
-                + "cells) that the public API does not offer.\n\n");
+                + "a waiter's bytes that waiting in a CancellableContinuation forces; \"above the floor\" is what the "
+                + "implementation adds. kotlinx can be below the floor: its waiters reuse internal machinery (reusable "
+                + "continuation, segment cells) that the public API does not offer. Ours can be below it too: its waiter "
+                + "does not wait in a CancellableContinuation (`Suspending.kt`: it is its own continuation and Job handler).\n\n");
         md.append("| group | impl | bytes/waiter | floor | floor share | above the floor (B) |\n|---|---|---:|---:|---:|---:|\n");
         for (JsonElement e : mem) {
             JsonObject o = e.getAsJsonObject();
