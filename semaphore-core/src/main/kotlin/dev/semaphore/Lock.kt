@@ -23,6 +23,10 @@
  *     stale handle (a Java Permit whose hold someone else ended) throws and changes nothing, however
  *     the lock was re-acquired since. A hand-back (W3) clears its Hold the same way, and releases
  *     only if it did (someone may have unlocked it already with unlock(null)).
+ * L5  A relock by the owner that holds the lock throws wherever it is decided: in tryTake (the fast
+ *     path), and again at the offer of a lock() that must queue (Hold.readyToQueue, W5), where the
+ *     holder may have changed since tryTake looked. Without the second check, lock(A) could queue
+ *     behind a hold of A taken in between, waiting for itself (found by LockLincheckTest's stress).
  */
 package dev.semaphore
 
@@ -199,6 +203,18 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
         override fun granted(w: PermitWaiter) = holder.store(this)
 
         override fun handBack(w: PermitWaiter) = end()
+
+        /**
+         * W5 (L5): the owner check at the offer, in one step with the queueing. The permit is taken (the
+         * request does not fit), so a FREE holder is another thread between its two steps: a fast-path
+         * take not yet recorded (L3), or an unlock not yet released; the offer tries again.
+         */
+        override fun readyToQueue(w: PermitWaiter): Boolean {
+            if (owner == null) return true
+            val h = holder.load()
+            check(ownerOf(h) !== owner) { "the lock is already held by $owner; Lock is not reentrant" }
+            return h !== FREE
+        }
 
         /** Ends this hold if it is still current (L4); if someone already unlocked it, there is nothing to give back. */
         fun end() {

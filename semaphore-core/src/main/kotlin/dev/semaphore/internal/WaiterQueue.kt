@@ -99,6 +99,12 @@
  *     the lock, when an offered waiter is queued instead of granted (a ReadWriteLock marks its
  *     upgrade as waiting there). Callbacks of waiters
  *     and grantees are short, do not throw, and do not call back into the queue while it is locked.
+ * W5  The grantee's own check at the offer: when a request does not fit at once, the offer asks its
+ *     grantee, under the lock and before anything changes, whether it may be queued (readyToQueue).
+ *     The grantee may throw there (a Lock's relock by the owner that holds it: I9, nothing changed), so
+ *     its check and the queueing are one step. It answers false only while its own record is being
+ *     changed by another thread that needs no queue lock to finish (Lock.kt L3: a permit taken, its
+ *     holder not yet recorded); the offer then unlocks, waits a moment and starts again.
  */
 package dev.semaphore.internal
 
@@ -123,6 +129,14 @@ internal interface Grantee {
 
     /** [w] was offered and queued instead of granted, under the queue's lock (W4). */
     fun queued(w: PermitWaiter) {}
+
+    /**
+     * W5: asked under the queue's lock by the offer of [w], when its request does not fit at once,
+     * before anything changed. It may throw (misuse: nothing changes, I9). False means the grantee's
+     * own record is in the middle of a change by another thread that needs no queue lock to finish it
+     * (Lock.kt L3): the offer then unlocks, waits a moment (spinWait) and starts again.
+     */
+    fun readyToQueue(w: PermitWaiter): Boolean = true
 }
 
 /**
@@ -310,24 +324,31 @@ internal open class WaiterQueue(
     fun enqueue(waiter: PermitWaiter, priority: Int = 0): Boolean {
         val st = waiter.status
         check(st == PermitWaiter.NEW) { "this waiter was already offered to a queue" }
-        return locked {
-            checkOpen()
-            require(waiter.permits <= wTotal) { tooMany(waiter.permits, wTotal) }
-            val now = now()
-            if (wAvail >= waiter.permits && order.newcomerLeads(priority, now)) {
-                wAvail -= waiter.permits
-                waiter.grantee.granted(waiter) // W4, before the status (W1)
-                waiter.setStatus(PermitWaiter.GRANTED)
-                true
-            } else if (!waiter.mayQueue()) { // W2: its requester is gone, and it would have to wait
-                waiter.setStatus(PermitWaiter.CANCELLED)
-                false
-            } else {
-                order.add(waiter, priority, now)
-                waiter.setStatus(PermitWaiter.QUEUED)
-                waiter.grantee.queued(waiter) // W4
-                false
+        var step = 0
+        while (true) {
+            val outcome = locked {
+                checkOpen()
+                require(waiter.permits <= wTotal) { tooMany(waiter.permits, wTotal) }
+                val now = now()
+                if (wAvail >= waiter.permits && order.newcomerLeads(priority, now)) {
+                    wAvail -= waiter.permits
+                    waiter.grantee.granted(waiter) // W4, before the status (W1)
+                    waiter.setStatus(PermitWaiter.GRANTED)
+                    OFFER_GRANTED
+                } else if (!waiter.grantee.readyToQueue(waiter)) { // W5: nothing changed; try again
+                    OFFER_AGAIN
+                } else if (!waiter.mayQueue()) { // W2: its requester is gone, and it would have to wait
+                    waiter.setStatus(PermitWaiter.CANCELLED)
+                    OFFER_NOT_GRANTED
+                } else {
+                    order.add(waiter, priority, now)
+                    waiter.setStatus(PermitWaiter.QUEUED)
+                    waiter.grantee.queued(waiter) // W4
+                    OFFER_NOT_GRANTED
+                }
             }
+            if (outcome != OFFER_AGAIN) return outcome == OFFER_GRANTED
+            spinWait(step++)
         }
     }
 
@@ -537,6 +558,11 @@ internal open class WaiterQueue(
 
         /** Looks this many more times at a locked word, pausing briefly in between, before parking. */
         private const val SPINS = 2
+
+        /** What one attempt of an offer did (enqueue). */
+        private const val OFFER_GRANTED = 0
+        private const val OFFER_NOT_GRANTED = 1
+        private const val OFFER_AGAIN = 2
 
         /** The available count of any word: the high half of a FAST word, the low half of a SLOW one. */
         fun avail(s: Long): Int = if (s >= 0) (s ushr 32).toInt() else s.toInt()

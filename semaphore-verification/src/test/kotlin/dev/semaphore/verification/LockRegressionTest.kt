@@ -5,7 +5,8 @@
  * by model checking (no random scenarios), so it fails deterministically while the window exists;
  * R4 opens its window deterministically with a wake chain (CancelWindow.kt). R1-R4 failed on that
  * engine (R4 in its first form, which deferred the wake with the trampoline); they pass on the core
- * with Lock.kt's L3 spin and the claim at grant (WaiterQueue.kt, W1).
+ * with Lock.kt's L3 spin and the claim at grant (WaiterQueue.kt, W1). R5, the same-owner race of a
+ * lock() that must queue, was found later (commit bcc1d58) and is fixed by Lock.kt's L5 (W5).
  *
  * The Lock is exercised with shared owners here (owner 1 and 2 are two objects; 0 is no owner).
  */
@@ -166,6 +167,21 @@ class LockRegressionTest {
         parallel {
             thread { actor(LockAllOwnersOps::tryLock, 1) }
             thread { actor(LockAllOwnersOps::tryLock, 1) }
+        }
+    }
+
+    /**
+     * R5, a relock queued behind the owner's own hold (Lock.kt L5): lock(A)'s fast path finds the lock
+     * held without owner; the holder unlocks and A takes it with tryLock; lock(A) then queued behind
+     * A's own hold, waiting for itself, instead of throwing. Sequentially lock(A) either gets the lock
+     * (then tryLock(A) throws) or throws. Found by LockLincheckTest's stress strategy under -Pstress.
+     */
+    @Test
+    fun relockQueuedBehindTheOwnersOwnHold() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
+        initial { actor(LockAllOwnersOps::tryLock, 0) }
+        parallel {
+            thread { actor(LockAllOwnersOps::lock, 1) }
+            thread { actor(LockAllOwnersOps::unlock, 0); actor(LockAllOwnersOps::tryLock, 1) }
         }
     }
 }
