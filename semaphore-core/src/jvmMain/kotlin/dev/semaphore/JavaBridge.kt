@@ -34,9 +34,8 @@ import kotlin.time.toKotlinDuration
  */
 public fun <T> Semaphore.acquireAsync(permits: Int, timeout: Long, unit: TimeUnit, onGrant: (Int) -> T): CompletableFuture<T> {
     val pool = this as? QueueBackedPool ?: throw notEngineBacked(this)
-    val queue = pool.waiterQueue
-    return future(timeout, unit, { queue.tryAcquirePermits(permits) }, { onGrant(permits) }) {
-        queue.requestFuture(permits, 0, pool, onGrant, permits)
+    return future({ pool.waiterQueue.tryAcquirePermits(permits) }, { onGrant(permits) }) {
+        pool.waitFuture(permits, 0, timeout, unit, onGrant)
     }
 }
 
@@ -49,9 +48,8 @@ public fun <T> PrioritySemaphore.acquireAsync(
     onGrant: (Int) -> T,
 ): CompletableFuture<T> {
     val pool = this as? QueueBackedPool ?: throw notEngineBacked(this)
-    val queue = pool.waiterQueue
-    return future(timeout, unit, { queue.tryAcquirePermits(permits, priority) }, { onGrant(permits) }) {
-        queue.requestFuture(permits, priority, pool, onGrant, permits)
+    return future({ pool.waiterQueue.tryAcquirePermits(permits, priority) }, { onGrant(permits) }) {
+        pool.waitFuture(permits, priority, timeout, unit, onGrant)
     }
 }
 
@@ -64,9 +62,7 @@ public fun <T> PrioritySemaphore.acquireAsync(
 public fun <T> Lock.lockAsync(owner: Any?, timeout: Long, unit: TimeUnit, onGrant: (LockHold) -> T): CompletableFuture<T> {
     val lock = this as? LockImpl ?: throw notEngineBacked(this)
     val hold = lock.Hold(owner)
-    return future(timeout, unit, { lock.tryTake(owner, hold) }, { onGrant(hold) }) {
-        lock.waiterQueue.requestFuture(1, 0, hold, onGrant, hold)
-    }
+    return future({ lock.tryTake(owner, hold) }, { onGrant(hold) }) { hold.waitFuture(timeout, unit, onGrant) }
 }
 
 /**
@@ -121,9 +117,7 @@ public enum class HoldKind { READ, WRITE, UPGRADABLE_READ }
 public fun <T> ReadWriteLock.lockAsync(kind: HoldKind, timeout: Long, unit: TimeUnit, onGrant: (LockHold) -> T): CompletableFuture<T> {
     val lock = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
     val hold = ReadWriteHold(lock, kind)
-    return future(timeout, unit, { hold.tryTake() }, { onGrant(hold) }) {
-        lock.waiterQueue.requestFuture(hold.permits(), 0, hold.grantee(), onGrant, hold)
-    }
+    return future({ hold.tryTake() }, { onGrant(hold) }) { lock.waitFuture(hold, timeout, unit, onGrant) }
 }
 
 /**
@@ -156,8 +150,10 @@ public fun <T> ReadWriteLock.upgradeAsync(upgradable: LockHold?, timeout: Long, 
     val notUpgraded = { upgradeNeverGranted(lock, from) } // before the future fails (W2's withdrawal hook)
     // A delivered future spends `from` (H3: its unlock finds the future done); a grant that the future
     // refuses is handed back, and the request's afterHandBack gives `from` its upgradable read back.
-    return future(timeout, unit, { takeUpgradeNow(lock, request) }, { onGrant(write) }, notUpgraded) {
-        lock.waiterQueue.requestFuture(lock.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, onGrant, write, notUpgraded)
+    return future({ takeUpgradeNow(lock, request) }, { onGrant(write) }) {
+        waitFor(timeout, unit, notUpgraded) {
+            lock.waiterQueue.requestFuture(lock.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, onGrant, write, notUpgraded)
+        }
     }.also { from.upgrade = it }
 }
 
@@ -217,16 +213,41 @@ private fun upgradeNeverGranted(lock: ReadWriteLockImpl, from: ReadWriteHold) {
 public fun PrioritySemaphore(permits: Int, aging: java.time.Duration?): PrioritySemaphore =
     PrioritySemaphore(permits, aging?.toKotlinDuration())
 
-private inline fun <T> future(
-    timeout: Long,
-    unit: TimeUnit,
-    tryNow: () -> Boolean,
-    grantNow: () -> T,
-    notNow: () -> Unit = {},
-    queue: () -> GrantFuture<T>,
-): CompletableFuture<T> {
+/**
+ * A request as a future. Its part that runs when the request is granted at once ([tryNow], then
+ * [grantNow]'s handle as a done future) is inline and small, so that the JIT inlines the whole
+ * uncontended acquire into its caller; [wait], the part for a request not granted at once, calls one
+ * of the out-of-line functions below ([waitFuture] and [waitFor]). A closed semaphore gives a failed future.
+ */
+private inline fun <T> future(tryNow: () -> Boolean, grantNow: () -> T, wait: () -> CompletableFuture<T>): CompletableFuture<T> {
+    val granted = try {
+        tryNow()
+    } catch (e: SemaphoreClosedException) {
+        return failedFuture(e)
+    }
+    if (!granted) return wait()
+    val handle = grantNow()
+    return selfFuture(handle) ?: doneFuture(handle)
+}
+
+/** A request for [permits] permits of this pool that was not granted at once (see [future]). */
+private fun <T> QueueBackedPool.waitFuture(permits: Int, priority: Int, timeout: Long, unit: TimeUnit, onGrant: (Int) -> T): CompletableFuture<T> =
+    waitFor(timeout, unit) { waiterQueue.requestFuture(permits, priority, this, onGrant, permits) }
+
+/** A request for this Lock hold that was not granted at once (see [future]). */
+private fun <T> LockImpl.Hold.waitFuture(timeout: Long, unit: TimeUnit, onGrant: (LockHold) -> T): CompletableFuture<T> =
+    waitFor(timeout, unit) { queue.requestFuture(1, 0, this, onGrant, this) }
+
+/** A request for this ReadWriteLock hold that was not granted at once (see [future]). */
+private fun <T> ReadWriteLockImpl.waitFuture(hold: ReadWriteHold, timeout: Long, unit: TimeUnit, onGrant: (LockHold) -> T): CompletableFuture<T> =
+    waitFor(timeout, unit) { waiterQueue.requestFuture(hold.permits(), 0, hold.grantee(), onGrant, hold) }
+
+/**
+ * The future of a request not granted at once: [queue] offers its waiter, unless [timeout] only allowed a
+ * try ([notNow] is then called before the future fails with a TimeoutException).
+ */
+private inline fun <T> waitFor(timeout: Long, unit: TimeUnit, notNow: () -> Unit = {}, queue: () -> GrantFuture<T>): CompletableFuture<T> {
     return try {
-        if (tryNow()) return grantNow().let { handle -> selfFuture(handle) ?: GrantFuture<T>().also { it.deliver(handle) } }
         val nanos = unit.toNanos(timeout)
         when {
             nanos <= 0 -> GrantFuture<T>().also { notNow(); it.fail(TimeoutException("not granted at once, and the timeout was $timeout $unit")) }
@@ -234,9 +255,13 @@ private inline fun <T> future(
             else -> queue().orTimeout(nanos, TimeUnit.NANOSECONDS)
         }
     } catch (e: SemaphoreClosedException) {
-        GrantFuture<T>().also { it.fail(e) }
+        failedFuture(e)
     }
 }
+
+private fun <T> failedFuture(e: SemaphoreClosedException): CompletableFuture<T> = GrantFuture<T>().also { it.fail(e) }
+
+private fun <T> doneFuture(handle: T): CompletableFuture<T> = GrantFuture<T>().also { it.deliver(handle) }
 
 /**
  * A handle that is already a future completed with itself (the Java API's Permit) is its own future
