@@ -54,13 +54,13 @@ public final class BenchmarkReport {
     /**
      * Sections whose "floor" rows are a floor of the operation that a peer may be below (the public-API floor of a
      * suspend/resume, the exact-CAS floor of an uncontended cycle, the contract floor of the Java acquire), so the
-     * report also divides the floor by each peer there (kotlinx, or IBM for the Java rows).
+     * report also divides the floor by each peer there (kotlinx, or IBM and java.util.concurrent for the Java rows).
      */
     static final Set<String> FLOOR_VS_PEER = Set.of("HandoffBenchmark", "ContendedBenchmark", "ContendedLockBenchmark",
             "UncontendedBenchmark", "UncontendedInterfaceBenchmark", "JavaUncontendedBenchmark");
 
     /** The peers a floor row is divided by, in FLOOR_VS_PEER sections. */
-    static final Set<String> FLOOR_PEERS = Set.of("kotlinx", "ibm");
+    static final Set<String> FLOOR_PEERS = Set.of("kotlinx", "ibm", "juc");
 
     /** Benchmark classes in report order, with what each one measures. */
     static final Map<String, String> SECTIONS = new LinkedHashMap<>();

@@ -137,12 +137,14 @@ class BenchmarkReportTest {
             assertEquals("floor/kotlinx", r.get(2).ours().impl() + "/" + r.get(2).peer().impl());
             assertEquals(1.0, r.get(2).value(), 1e-12);
         }
-        // The Java contract floor is divided by IBM (a floor's peer), not by java.util.concurrent.
+        // The Java contract floor is divided by both Java peers, IBM and java.util.concurrent.
         List<BenchmarkReport.Ratio> java = BenchmarkReport.ratios(rows.subList(9, 13));
-        assertEquals(4, java.size(), "ours/ibm, ours/juc, ours/floor, floor/ibm");
+        assertEquals(5, java.size(), "ours/ibm, ours/juc, ours/floor, floor/ibm, floor/juc");
         assertEquals("floor/ibm", java.get(3).ours().impl() + "/" + java.get(3).peer().impl());
         assertEquals(2.0, java.get(3).value(), 1e-12);
         assertEquals("peer below the floor (2.00x)", BenchmarkReport.verdict(java.get(3)));
+        assertEquals("floor/juc", java.get(4).ours().impl() + "/" + java.get(4).peer().impl());
+        assertEquals(2.0, java.get(4).value(), 1e-12);
     }
 
     @Test
