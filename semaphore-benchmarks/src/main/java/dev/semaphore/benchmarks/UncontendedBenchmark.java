@@ -2,8 +2,9 @@
  * Uncontended cost, one thread: every acquisition succeeds at once and nothing ever waits.
  *
  * Method names are <operation>_<impl>; the report pairs rows of the same operation and divides ours by
- * each peer. "floor" is ExactCasFloor (ExactCasFloor.kt): a semaphore whose over-release check is exact, one
- * CAS on each side and nothing else, called through kotlinx's Semaphore interface exactly as kotlinx's rows are.
+ * each peer. "floor" is ExactCasFloor (ExactCasFloor.kt): a semaphore with our contract (exact over-release check,
+ * resizable total) reduced to one 64-bit word and one CAS on each side, called through kotlinx's Semaphore interface
+ * exactly as kotlinx's rows are.
  * Each benchmark checks its acquisition succeeded, so a broken fast path fails instead of looking fast.
  * Run with -prof gc to see the allocation per operation (gc.alloc.rate.norm): the fast paths should allocate
  * nothing; the suspending loops allocate one coroutine per 1,000 operations.

@@ -13,7 +13,7 @@
  *
  * Invariants:
  * - One implementation per fork (JMH forks each @Param value), so every call site is monomorphic, as in the
- *   harness; "floor" is ExactCasFloor (one exact CAS on each side) behind the same interface.
+ *   harness; "floor" is ExactCasFloor (one exact CAS of a 64-bit word on each side) behind the same interface.
  * - The try's result is returned to JMH, and at the end of every iteration a cycle must still succeed and the
  *   permit be back (a fast path that fails or leaks cannot post a number).
  * - The suspending loop runs LOOP cycles in one coroutine that must never suspend (checked), as the direct rows.

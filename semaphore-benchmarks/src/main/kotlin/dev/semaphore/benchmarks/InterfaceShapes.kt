@@ -8,7 +8,7 @@
  *   release, or the suspending acquire + release), on a semaphore of one permit, and nothing else.
  * - TryCycle.cycle() returns whether the try succeeded (the harness hands it to JMH's Blackhole); the benchmark
  *   checks at the end of every iteration that a cycle still succeeds and the permit is back.
- * - "floor" is UncontendedBenchmark's floor (ExactCasFloor: one exact CAS on each side), called by kotlinx's
+ * - "floor" is UncontendedBenchmark's floor (ExactCasFloor: one exact CAS of a 64-bit word on each side), called by kotlinx's
  *   cycle classes, so its calls are exactly kotlinx's.
  */
 package dev.semaphore.benchmarks
