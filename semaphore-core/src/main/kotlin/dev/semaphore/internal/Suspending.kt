@@ -228,31 +228,29 @@ private fun handBackRefused(w: PermitWaiter, error: Throwable) {
     }
 }
 
-/** Suspends until [permits] are granted for [grantee] (the caller already failed a fast tryAcquire). */
-internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, grantee: Grantee): Unit =
-    suspendForGrantAsUnit(this, permits, priority, grantee)
-
-/*
- * Why the detour: a Unit-returning function that contains the suspension would get a continuation
- * frame of its own on every suspension, because the compiler does not treat the inlined suspension as
- * a tail call of a Unit function. The same body returning Any? is a tail call (no frame), and a Unit
- * function tail-calls a value of type `suspend (...) -> Unit`. So the suspension lives in
- * suspendForGrant (Any?, always resumed with Unit) and is called through this Unit-typed reference: no
- * frame, no allocation (the reference is a singleton).
+/**
+ * Suspends until [permits] are granted for [grantee] (the caller already failed a fast tryAcquire).
+ *
+ * The whole function is one suspendCoroutineUninterceptedOrReturn of type Unit, so the compiler makes it
+ * a tail call: no continuation frame of its own, and the Ints are passed as they are. (Through a
+ * function reference of type `suspend (..., Int, Int, ...) -> Unit`, each Int was boxed by
+ * `Boxing.boxInt`, which allocates a new Integer: 32 bytes per suspension whenever the JIT's escape
+ * analysis did not remove them.)
  */
 @OptIn(InternalCoroutinesApi::class)
-private suspend fun suspendForGrant(queue: WaiterQueue, permits: Int, priority: Int, grantee: Grantee): Any? =
-    suspendCoroutineUninterceptedOrReturn { caller ->
+@Suppress("UNCHECKED_CAST")
+internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, grantee: Grantee): Unit =
+    suspendCoroutineUninterceptedOrReturn<Unit> { caller ->
         val job = caller.context[Job]
-        val w = SuspendWaiter(permits, grantee, caller, job)
+        val w = SuspendWaiter(permits, grantee, caller as Continuation<Any?>, job)
         if (job == null) {
-            if (queue.enqueue(w, priority)) return@suspendCoroutineUninterceptedOrReturn Unit
+            if (enqueue(w, priority)) return@suspendCoroutineUninterceptedOrReturn Unit
             return@suspendCoroutineUninterceptedOrReturn if (w.trySuspend(SUSPENDED_WITHOUT_JOB)) COROUTINE_SUSPENDED else w.takeEarly()
         }
         // W2: the handler first (it runs at once if the Job is already cancelling), then the offer.
         val handle = job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler = w)
         try {
-            if (queue.enqueue(w, priority)) {
+            if (enqueue(w, priority)) {
                 // Granted at the offer: like the fast path, a call that does not suspend does not check
                 // for cancellation, so the permits are the caller's even if the Job was cancelled meanwhile.
                 handle.dispose()
@@ -271,10 +269,6 @@ private suspend fun suspendForGrant(queue: WaiterQueue, permits: Int, priority: 
             w.takeEarly()
         }
     }
-
-@Suppress("UNCHECKED_CAST")
-private val suspendForGrantAsUnit: suspend (WaiterQueue, Int, Int, Grantee) -> Unit =
-    ::suspendForGrant as suspend (WaiterQueue, Int, Int, Grantee) -> Unit
 
 /**
  * Waits at most [timeout] for [permits] (the caller already failed a fast tryAcquire). True with the

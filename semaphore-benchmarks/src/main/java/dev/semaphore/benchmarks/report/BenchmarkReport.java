@@ -82,8 +82,9 @@ public final class BenchmarkReport {
                 + "while permits are held and counts range over `Int`, the check must be made on the word the CAS swaps "
                 + "(a count checked against a total kept elsewhere is open to ABA), so both counts share one 64-bit "
                 + "word. `ours/floor` is what our fast paths cost above that minimum (our word also carries the engine's "
-                + "lock and queue state), and `floor/kotlinx` what kotlinx's design saves: one atomic add per side, "
-                + "and a 32-bit count.");
+                + "lock and queue state), and `floor/kotlinx` what kotlinx's design saves: a 32-bit count, and an atomic "
+                + "add where the floor reads and swaps (its release on both cycles, its acquire on the suspending "
+                + "cycle; its `tryAcquire` is a read and a CAS like the floor's).");
         SECTIONS.put("UncontendedInterfaceBenchmark", "The same uncontended cycles on a semaphore of one permit, in the "
                 + "shape of the independent harness of issue 11: called through a one-method Kotlin interface "
                 + "(`TryCycle.cycle(): Boolean`, `SuspendCycle.cycle()`) whose implementation is chosen per fork by "
