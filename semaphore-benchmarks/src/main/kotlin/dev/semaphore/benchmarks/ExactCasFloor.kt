@@ -7,8 +7,13 @@
  * Invariants (what is NOT there is the point):
  * - One volatile 64-bit word in the object itself: the free permits in the high half, the held ones in the low
  *   half, changed only by one CAS on each side (the acquire refuses when none is free, the release when none is
- *   held, both before anything changes). No queue, no lock bit, no waiters, and this floor never resizes: its
- *   acquire() never suspends (it throws instead: the floor exists for the uncontended rows only).
+ *   held, both before anything changes). No queue, no lock bit, and this floor never resizes: its acquire() never
+ *   suspends (it throws instead: the floor exists for the uncontended rows only).
+ * - Why the release tests for waiters: a semaphore whose acquire can wait must learn, on every release, whether
+ *   anyone waits (kotlinx's release learns it from the sign of its getAndIncrement's result, our engine from the
+ *   sign of its word). Here a waiter would be the word's sign bit (the free count is never negative, so the bit is
+ *   spare): the release tests it before its check, and the acquire's one compare already covers it (a negative
+ *   word is below one free permit). Nothing ever sets the bit, so the test costs one predictable branch.
  * - Why a read and a CAS on the release side: a release that must refuse an over-release before it changes
  *   anything has to see the count first. kotlinx's release is one getAndIncrement that repairs an over-release
  *   afterwards, which it can do because its total never changes.
@@ -51,10 +56,14 @@ public class ExactCasFloor(private val permits: Int) : Semaphore {
     override fun release() {
         while (true) {
             val w = word
+            if (w < 0) wakeWaiter()
             check(w.toInt() >= 1) { "cannot release: all $permits permits are free" }
             if (WORD.compareAndSet(this, w, w + ONE_FREE - 1)) return
         }
     }
+
+    /** Where a release with waiters would hand its permit on; nothing ever waits on this floor. */
+    private fun wakeWaiter(): Nothing = error("the exact-CAS floor has no waiters")
 
     private companion object {
         const val ONE_FREE: Long = 1L shl 32
