@@ -74,7 +74,9 @@ public final class BenchmarkReport {
                 + "`floor` is the **exact-CAS floor** (`ExactCasFloor.kt`): the least a semaphore with our contract does "
                 + "per uncontended cycle. It holds its free and held permits in one volatile 64-bit word and swaps it by "
                 + "one CAS on each side, and nothing else; its release refuses an over-release before it changes "
-                + "anything; it is called through kotlinx's `Semaphore` interface by the same code as kotlinx's rows. "
+                + "anything, and first tests whether anyone waits (the word's sign bit, never set here), as the "
+                + "release of any semaphore that can wait must (kotlinx's tests the sign of its add's result); it is "
+                + "called through kotlinx's `Semaphore` interface by the same code as kotlinx's rows. "
                 + "Why that much: a release that must refuse an over-release first has to read the count, so it is a "
                 + "read and a CAS; kotlinx's release is one `getAndIncrement` that repairs an over-release afterwards "
                 + "(possible because its total never changes), and its suspending `acquire` is one `getAndDecrement` "
@@ -386,6 +388,8 @@ public final class BenchmarkReport {
                 + "the peer is faster. The ratio's ± is the two relative JMH errors (99.9% intervals) combined; "
                 + "n/a when a run had too few iterations to compute one.\n\n");
         md.append("![ratios ours/peer](").append(chartLink).append(")\n\n");
+        md.append("Why the rows are what they are (allocation and CPU profiles of the hand-off and the contended case, "
+                + "ours next to kotlinx, and the machine code of the uncontended cycles): [profiles.md](profiles.md).\n\n");
         summaryTable(md, ratios, recheckRows);
 
         for (Map.Entry<String, List<Row>> e : byClass.entrySet()) {
@@ -487,7 +491,8 @@ public final class BenchmarkReport {
         if (recheck) {
             md.append(" `recheck` is the same ratio measured again after the run, in a JMH invocation of its own that runs "
                     + "only that group (the same JMH settings, fresh JVMs): a row whose recheck is within error of 1 or "
-                    + "below it was caught in a slow phase of this shared machine, not slower every time.");
+                    + "below it was caught in a slow phase of this shared machine, not slower every time: its reading then "
+                    + "ends in **not confirmed by the recheck**.");
         }
         md.append("\n\n| section | operation | params | peer | ours/peer | ± | ")
                 .append(recheck ? "recheck ours/peer | ± | " : "")
@@ -512,11 +517,12 @@ public final class BenchmarkReport {
             } else {
                 reading = "at the floor, but the floor is not above the peer beyond error";
             }
+            Ratio again = recheck ? recheckOf(r, recheckRows) : null;
+            if (again != null && !verdict(again).startsWith("peer faster")) reading += "; not confirmed by the recheck";
             md.append("| ").append(r.ours().cls()).append(" | ").append(r.ours().operation()).append(" | ")
                     .append(r.ours().paramText()).append(" | ").append(r.peer().impl()).append(" | ").append(fmt(r.value()))
                     .append(" | ").append(fmt(r.error())).append(" | ");
             if (recheck) {
-                Ratio again = recheckOf(r, recheckRows);
                 md.append(again == null ? "not measured" : fmt(again.value())).append(" | ")
                         .append(again == null ? "" : fmt(again.error())).append(" | ");
             }
@@ -668,15 +674,38 @@ public final class BenchmarkReport {
         return e == null || e.isJsonNull() ? "?" : e.getAsString();
     }
 
+    /**
+     * The CPU's model name with its family and model numbers (a cloud CPU's name, "AMD EPYC", can stand for several
+     * generations whose atomics cost very differently, so two runs on different machines can be told apart).
+     */
     static String cpuModel() {
         try {
-            for (String line : Files.readAllLines(Paths.get("/proc/cpuinfo"))) {
-                if (line.startsWith("model name")) return line.substring(line.indexOf(':') + 1).trim();
-            }
+            return cpuModel(Files.readAllLines(Paths.get("/proc/cpuinfo")));
         } catch (IOException e) {
-            // not Linux: fall through
+            return System.getProperty("os.arch") + " (CPU model unknown)";
         }
-        return System.getProperty("os.arch") + " (CPU model unknown)";
+    }
+
+    /** {@link #cpuModel()} from the lines of /proc/cpuinfo (its first processor). */
+    static String cpuModel(List<String> cpuinfo) {
+        String name = null;
+        String family = null;
+        String model = null;
+        for (String line : cpuinfo) {
+            if (line.isBlank() && name != null) break; // the end of the first processor's block
+            int colon = line.indexOf(':');
+            if (colon < 0) continue;
+            String key = line.substring(0, colon).trim();
+            String value = line.substring(colon + 1).trim();
+            switch (key) {
+                case "model name" -> name = value;
+                case "cpu family" -> family = value;
+                case "model" -> model = value;
+                default -> { }
+            }
+        }
+        if (name == null) return System.getProperty("os.arch") + " (CPU model unknown)";
+        return family == null || model == null ? name : name + " (family " + family + ", model " + model + ")";
     }
 
     /** One bar chart per benchmark class, ratios ours/peer, with a line at 1. */

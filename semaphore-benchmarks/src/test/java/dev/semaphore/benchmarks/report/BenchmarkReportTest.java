@@ -148,6 +148,15 @@ class BenchmarkReportTest {
     }
 
     @Test
+    void namesTheCpuWithItsFamilyAndModelFromTheFirstProcessor() {
+        List<String> cpuinfo = List.of("processor\t: 0", "vendor_id\t: AuthenticAMD", "cpu family\t: 26", "model\t\t: 2",
+                "model name\t: AMD EPYC", "stepping\t: 1", "", "processor\t: 1", "cpu family\t: 25", "model\t\t: 1",
+                "model name\t: Other");
+        assertEquals("AMD EPYC (family 26, model 2)", BenchmarkReport.cpuModel(cpuinfo));
+        assertEquals("Some CPU", BenchmarkReport.cpuModel(List.of("model name : Some CPU")), "no family line: the name alone");
+    }
+
+    @Test
     void summarizesTheRowsWhereAPeerIsFasterWithWhatTheirFloorSays(@TempDir Path dir) throws Exception {
         String c = "\"coroutines\":\"1000\",\"permits\":\"1\"";
         String rows = "[" + String.join(",",
@@ -221,7 +230,10 @@ class BenchmarkReportTest {
         assertTrue(summary.contains("| recheck ours/peer | ± |"), summary);
         assertTrue(summary.contains("| ContendedBenchmark | semaphore | coroutines=1000, permits=2 | kotlinx | 1.333 | 0.0463 | 1.000 | 0.0283 | "),
                 summary);
+        assertTrue(summary.contains("| at the floor, but the floor is not above the peer beyond error; not confirmed by the recheck |"),
+                "a recheck within error of 1 says so in the reading\n" + summary);
         assertTrue(summary.contains("| UncontendedBenchmark | tryAcquireRelease |  | kotlinx | 1.100 | 0.0149 | not measured |  | "), summary);
+        assertTrue(!summary.contains("| no floor in this section; not confirmed"), "a row without a recheck keeps its reading\n" + summary);
         assertThrows(IllegalArgumentException.class, () -> BenchmarkReport.main(new String[] {"--out", md.toString(),
                 "--chart", dir.resolve("r.png").toString(), "--recheck", dir.resolve("missing.json").toString(), results.toString()}));
     }
