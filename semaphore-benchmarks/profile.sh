@@ -11,6 +11,8 @@
 #   cpu/      hand-off Lock and contended Semaphore(1) (ContendedBenchmark, Dispatchers.Default, one coroutine
 #             per core), ours and kotlinx: where the time goes (itimer sampling: perf events are often not
 #             available in containers);
+#   contract.txt  the Java acquire() contract part by part (PermitContractBenchmark, -prof gc: no profiler), with ours
+#             and IBM in the same invocation;
 #   summary.txt  per profile, the allocated classes (alloc) or the frames on top of the stack (cpu) by share of
 #             samples. Each directory also has async-profiler's collapsed stacks (collapsed-*.csv), which any
 #             flame-graph tool reads.
@@ -61,6 +63,10 @@ java -jar "$jar" 'dev.semaphore.benchmarks.ContendedBenchmark' -p impl=ours,kotl
   -prof "async:libPath=$lib;event=itimer;output=collapsed;dir=$out/cpu" \
   -rf json -rff "$out/cpu-contended.json" | tee "$out/cpu-contended.txt"
 
+echo "== Java acquire(): the contract part by part, ours and IBM (PermitContractBenchmark)"
+java -jar "$jar" 'dev.semaphore.benchmarks.PermitContractBenchmark' "${settings[@]}" -prof gc \
+  -rf json -rff "$out/contract.json" | tee "$out/contract.txt"
+
 # Share of samples by the last frame of each stack: the allocated class (alloc) or the running method (cpu).
 summarize() {
   awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); top = f[k]; sub(/ +$/, "", top); s[top] += n; t += n }
@@ -77,5 +83,7 @@ summarize() {
     esac
     echo
   done
+  echo "== PermitContractBenchmark (ns per acquire + close; B/op)"
+  grep -E '^PermitContractBenchmark\.[A-Za-z]+(:gc\.alloc\.rate\.norm)? ' "$out/contract.txt"
 } | tee "$out/summary.txt"
 echo "profiles in $out"

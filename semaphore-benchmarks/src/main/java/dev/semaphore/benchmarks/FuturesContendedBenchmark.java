@@ -159,7 +159,8 @@ public class FuturesContendedBenchmark {
         }
     }
 
-    private long runAsync(AsyncPermits sem) throws InterruptedException, ExecutionException {
+    /** Runs every section as asynchronous loops on the pool (package-private for FuturesContendedBenchmarkTest). */
+    long runAsync(AsyncPermits sem) throws InterruptedException, ExecutionException {
         List<AsyncLoop> loops = new ArrayList<>(tasks);
         for (int i = 0; i < tasks; i++) {
             int mine = sections / tasks + (i < sections % tasks ? 1 : 0);

@@ -2,6 +2,8 @@ package dev.semaphore.benchmarks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import kotlin.coroutines.EmptyCoroutineContext;
 import kotlinx.coroutines.BuildersKt;
@@ -213,7 +216,27 @@ class WorkloadsTest {
         p.close(); // a second close does nothing: no over-release
         PermitContractFloor.Handle q = floor.acquire().join();
         assertThrows(IllegalStateException.class, floor::acquire);
+        assertThrows(UnsupportedOperationException.class, () -> q.obtrudeValue(null), "the floor's future refuses obtrude");
+        assertSame(q, q.join());
         q.close();
+    }
+
+    @Test
+    void theShapesTheContractRulesOutAlsoReleaseOncePerHandle() {
+        PermitContractFloor floor = new PermitContractFloor(1);
+        PermitContractFloor.PlainHandle h = floor.acquireHandle();
+        assertThrows(IllegalStateException.class, floor::acquireHandle, "the only permit is held");
+        h.close();
+        h.close(); // a second close does nothing
+        CompletableFuture<PermitContractFloor.PlainHandle> f = floor.acquireInJdkFuture();
+        assertTrue(f.isDone());
+        assertThrows(IllegalStateException.class, floor::acquireInJdkFuture, "the only permit is held");
+        PermitContractFloor.PlainHandle lost = f.join();
+        f.obtrudeValue(null); // what the contract rules out: the JDK's future lets the handle be overwritten
+        assertNull(f.join());
+        lost.close();
+        lost.close();
+        floor.acquire().join().close(); // the permit is back exactly once
     }
 
     @Test

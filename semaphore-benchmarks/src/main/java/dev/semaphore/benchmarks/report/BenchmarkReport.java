@@ -146,18 +146,28 @@ public final class BenchmarkReport {
                 + "(acquire() future + Permit.close(), tryAcquire/release) vs IBM async-util FairAsyncSemaphore and "
                 + "java.util.concurrent.Semaphore (fair).\n\n"
                 + "`floor` (acquireRelease only) is the **contract floor** of `acquire()` (`PermitContractFloor.java`): "
-                + "what its contract forces and nothing else. `acquire()` returns a `CompletableFuture<Permit>`, and a "
-                + "`Permit` is a per-acquisition handle whose `close()` releases exactly once; so an acquisition granted "
-                + "at once costs at least the exact CAS that takes the permit, one object that is both the handle and its "
-                + "own completed future (completing it is a CAS), and the close-once CAS before the release CAS. IBM's "
-                + "`acquire()` returns a shared completed stage and has no handle to close, so it can be below this floor. "
+                + "what its contract forces and nothing else. `acquire()` returns a `CompletableFuture<Permit>`, a "
+                + "`Permit` is a per-acquisition handle whose `close()` releases exactly once, and the library's futures "
+                + "refuse `obtrudeValue` (which would overwrite a granted permit, held then forever); so an acquisition "
+                + "granted at once costs at least the exact CAS that takes the permit, a future of our own class completed "
+                + "before it is returned (a subclass of `CompletableFuture` is completed by a CAS or a volatile store: the "
+                + "JDK's fence-free completed constructor is package-private; the cheapest is the handle itself), and the "
+                + "close-once CAS before the release CAS: four atomic operations where IBM's `acquire()`, a shared "
+                + "completed stage with no handle to close, and `release()` make two, so IBM can be below this floor. "
+                + "`PermitContractBenchmark` (run by `profile.sh`) measures the parts one by one; see "
+                + "[profiles.md](profiles.md). "
                 + "Until issue 11, ours ran 1.4x this floor: `JavaBridge.acquireAsync` held the queued path too and was "
                 + "340 bytes of bytecode, above HotSpot's 325-byte limit for inlining a hot method (`FreqInlineSize`, "
                 + "seen with `-XX:+PrintInlining`), so every acquire was a real call. Its granted-at-once part is now "
                 + "inline and small and the queued part out of line, so the whole uncontended acquire inlines.");
         SECTIONS.put("FuturesContendedBenchmark", "Java futures under contention: tasks on an executor acquire "
                 + "through futures, work, release: our AsyncSemaphore vs IBM FairAsyncSemaphore vs "
-                + "java.util.concurrent.Semaphore (fair) with blocking threads.");
+                + "java.util.concurrent.Semaphore (fair) with blocking threads. The futures' tasks run on a pool of 2 "
+                + "threads, and a task runs a granted section inline and releases before it asks again, so at most two "
+                + "permits are held at once: with 8 permits no acquisition ever waits (FuturesContendedBenchmarkTest "
+                + "checks it), and those rows time each API's granted-at-once acquire under two threads, where ours pays "
+                + "the two atomic operations more per section that the `Permit` contract forces (JavaUncontendedBenchmark's "
+                + "contract floor; this section has no floor row of its own). With 1 permit every section is a hand-over.");
     }
 
     private BenchmarkReport() {
@@ -240,6 +250,11 @@ public final class BenchmarkReport {
             recheckRows.addAll(parse(JsonParser.parseString(Files.readString(p)).getAsJsonArray()));
         }
 
+        List<Path> measured = new ArrayList<>(inputs);
+        measured.addAll(rechecks);
+        if (memory != null && Files.exists(memory)) measured.add(memory);
+        String measuredUntil = newestModification(measured);
+
         Map<String, List<Row>> byClass = groupByClass(rows);
         Map<String, List<Ratio>> ratios = new LinkedHashMap<>();
         byClass.forEach((cls, list) -> ratios.put(cls, ratios(list)));
@@ -252,7 +267,8 @@ public final class BenchmarkReport {
         if (chart.toAbsolutePath().getParent() != null) Files.createDirectories(chart.toAbsolutePath().getParent());
         writeChart(ratios, chart);
         String chartLink = out.toAbsolutePath().getParent().relativize(chart.toAbsolutePath()).toString().replace('\\', '/');
-        String md = markdown(byClass, ratios, mem, rows.get(0).raw(), run, chartLink, rechecks.isEmpty() ? null : recheckRows);
+        String md = markdown(byClass, ratios, mem, rows.get(0).raw(), run, chartLink, rechecks.isEmpty() ? null : recheckRows,
+                measuredUntil);
         // The ReadWriteLock rows are written by ReadWriteReport into their own file (by `run.sh readwrite`, and by
         // `run.sh full` before this report); the report carries them along, before the distributed rows, so
         // regenerating the other local rows does not drop them. Same directory, so its chart link works here too.
@@ -366,15 +382,28 @@ public final class BenchmarkReport {
         return String.format(Locale.ROOT, "%.2e", v);
     }
 
+    /** When the newest of [files] was last written, to the minute (UTC): when the run that made them ended. */
+    static String newestModification(List<Path> files) throws IOException {
+        long newest = Long.MIN_VALUE;
+        for (Path p : files) newest = Math.max(newest, Files.getLastModifiedTime(p).toMillis());
+        return minute(ZonedDateTime.ofInstant(java.time.Instant.ofEpochMilli(newest), ZoneOffset.UTC));
+    }
+
+    private static String minute(ZonedDateTime t) {
+        return t.format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm"));
+    }
+
     private static String markdown(Map<String, List<Row>> byClass, Map<String, List<Ratio>> ratios, JsonArray mem,
-                                   JsonObject anyRow, String run, String chartLink, List<Row> recheckRows) {
+                                   JsonObject anyRow, String run, String chartLink, List<Row> recheckRows,
+                                   String measuredUntil) {
         StringBuilder md = new StringBuilder();
         md.append("# Benchmarks\n\n");
         md.append("Generated by `semaphore-benchmarks/run.sh` (JMH ").append(str(anyRow, "jmhVersion"))
                 .append(") from JMH's JSON results; do not edit by hand.\n\n");
         md.append("## Machine and run\n\n");
         md.append("- Run: ").append(run).append('\n');
-        md.append("- Date (UTC): ").append(ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm"))).append('\n');
+        md.append("- Measured until (UTC): ").append(measuredUntil)
+                .append(" (the newest results file); report written ").append(minute(ZonedDateTime.now(ZoneOffset.UTC))).append('\n');
         md.append("- CPU: ").append(cpuModel()).append(", ").append(Runtime.getRuntime().availableProcessors())
                 .append(" cores available to the JVM (nproc)\n");
         md.append("- JDK: ").append(str(anyRow, "vmName")).append(' ').append(str(anyRow, "jdkVersion"))

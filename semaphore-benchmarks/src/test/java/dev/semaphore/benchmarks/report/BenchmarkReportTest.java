@@ -175,10 +175,13 @@ class BenchmarkReportTest {
                 + "]";
         Path results = dir.resolve("results.json");
         Files.writeString(results, rows);
+        Files.setLastModifiedTime(results, java.nio.file.attribute.FileTime.from(java.time.Instant.parse("2026-01-02T03:04:59Z")));
         Path md = dir.resolve("benchmarks.md");
         BenchmarkReport.main(new String[] {"--out", md.toString(), "--chart", dir.resolve("r.png").toString(), "--run", "unit test",
                 results.toString()});
         String text = Files.readString(md);
+        assertTrue(text.contains("- Measured until (UTC): 2026-01-02 03:04 (the newest results file); report written "),
+                "the run's time comes from its results, not from when the report was written\n" + text.substring(0, 600));
         String summary = text.substring(text.indexOf("## Where a peer is faster"), text.indexOf("## UncontendedBenchmark") < 0
                 ? text.indexOf("## ContendedBenchmark") : text.indexOf("## UncontendedBenchmark"));
         assertTrue(summary.contains("| ContendedBenchmark | semaphore | coroutines=1000, permits=1 | kotlinx | 1.100 |"), summary);
