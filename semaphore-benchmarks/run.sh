@@ -3,7 +3,7 @@
 # memory-per-waiter probe, and writes docs/benchmarks.md + docs/benchmarks-ratios.png.
 #
 #   semaphore-benchmarks/run.sh quick   # about 7 minutes on 2 cores: 1 fork, short iterations, fewer params
-#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 53 minutes on 2 cores), then
+#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 60 minutes on 2 cores), then
 #                                       # each group where a peer is faster again (about a minute per group)
 #   semaphore-benchmarks/run.sh smoke   # about 4 minutes: checks that everything runs; figures meaningless
 #   semaphore-benchmarks/run.sh distributed   # about 10 minutes: semaphore-redis vs Redisson (a local redis-server);
