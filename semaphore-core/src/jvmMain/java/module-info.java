@@ -1,12 +1,13 @@
 /**
  * The semaphore library's core: the suspending {@code Semaphore}, {@code Lock},
- * {@code PrioritySemaphore} and {@code ReadWriteLock} for coroutines, and {@code JavaBridge}'s
- * futures and blocking calls.
- * Only the public API is exported; the engine ({@code dev.semaphore.internal}) is exported to nobody.
+ * {@code PrioritySemaphore} and {@code ReadWriteLock} for coroutines ({@code dev.semaphore}).
+ * The engine ({@code dev.semaphore.internal}) is exported to nobody; the bridge that the Java front-end
+ * builds on ({@code dev.semaphore.bridge}: futures and blocking calls) only to that front-end.
  */
 module dev.semaphore.core {
     requires transitive kotlin.stdlib;
     requires transitive kotlinx.coroutines.core;
 
     exports dev.semaphore;
+    exports dev.semaphore.bridge to dev.semaphore.async;
 }

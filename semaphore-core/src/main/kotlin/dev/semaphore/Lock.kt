@@ -28,8 +28,12 @@
  *     holder may have changed since tryTake looked. Without the second check, lock(A) could queue
  *     behind a hold of A taken in between, waiting for itself (found by LockLincheckTest's stress).
  */
+@file:OptIn(InternalSemaphoreApi::class)
+
 package dev.semaphore
 
+import dev.semaphore.bridge.InternalSemaphoreApi
+import dev.semaphore.bridge.LockHold
 import dev.semaphore.internal.AtomicRef
 import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
@@ -51,9 +55,15 @@ import kotlin.time.Duration
  * the lock throws instead of deadlocking, and unlocking with another owner throws. `owner = null`
  * means "no owner": no checks are possible then.
  *
+ * Owners are compared by identity, so a number (a boxed `Int` or `Long` has no stable identity) or a
+ * `Duration` (which reads as a timeout) does not compile as an owner: `lock(5)`, `lock(5.seconds)`,
+ * `tryLock(5000)` and `withLock(5.seconds) { }` are compile errors that say what to write instead,
+ * and `tryLock(5.seconds)` waits up to 5 seconds.
+ *
  * ```kotlin
  * val lock = Lock()
  * lock.withLock { counter++ }
+ * if (lock.tryLock(5.seconds, owner = this)) try { transfer() } finally { lock.unlock(owner = this) }
  * ```
  */
 public interface Lock {
@@ -63,34 +73,64 @@ public interface Lock {
     /** The number of coroutines and other callers waiting for the lock (a snapshot). */
     public val queueLength: Int
 
+    /** True once [close] was called. */
+    public val isClosed: Boolean
+
     /**
      * Suspends until the lock is acquired for [owner]. Cancellable: cancelled while waiting, nothing is
      * held; a call that need not wait does not check for cancellation (see [Semaphore.acquire]).
      * @throws IllegalStateException if [owner] is not null and already holds this lock (it is not reentrant).
+     * @throws SemaphoreClosedException if the lock is or becomes closed while waiting.
      */
     public suspend fun lock(owner: Any? = null)
 
     /**
      * Acquires the lock for [owner] if it is free and nobody waits; false otherwise.
      * @throws IllegalStateException if [owner] is not null and already holds this lock.
+     * @throws SemaphoreClosedException if the lock is closed.
      */
     public fun tryLock(owner: Any? = null): Boolean
 
     /**
      * Waits at most [timeout] (coroutine time) for the lock: true with it held by [owner], false with
-     * nothing held; never loses the lock to a race with the timeout. Zero or negative only tries now.
+     * nothing held; never loses the lock to a race with the timeout. Zero or negative only tries now;
+     * `Duration.INFINITE` waits without limit. The timeout comes first, as in every timed call of the
+     * library: `tryLock(5.seconds)`, `tryLock(5.seconds, owner = this)`.
      * @throws IllegalStateException if [owner] is not null and already holds this lock.
+     * @throws SemaphoreClosedException if the lock is or becomes closed while waiting.
      */
-    public suspend fun tryLock(owner: Any? = null, timeout: Duration): Boolean
+    public suspend fun tryLock(timeout: Duration, owner: Any? = null): Boolean
 
     /**
-     * Releases the lock; the next waiter in line gets it.
+     * Releases the lock; the next waiter in line gets it. Works after [close] too.
      * @throws IllegalStateException if the lock is not held, or [owner] is not null and is not the holder.
      */
     public fun unlock(owner: Any? = null)
 
     /** True if the lock is held by [owner] (compared by identity). */
     public fun holdsLock(owner: Any): Boolean
+
+    /**
+     * Closes this lock: every queued waiter fails with [SemaphoreClosedException] carrying [cause], and
+     * every later [lock] or [tryLock] throws it. The holder may still [unlock]. Calling it again does
+     * nothing; the first cause stays. (The same as [PermitPool.close]: a Lock is a semaphore of one permit.)
+     */
+    public fun close(cause: Throwable? = null)
+
+    /** Not an owner: `lock(5.seconds)` would wait without limit with the Duration as its owner. */
+    @Deprecated(DURATION_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public suspend fun lock(timeout: Duration): Nothing = throw IllegalArgumentException(DURATION_IS_NOT_AN_OWNER)
+
+    /** Not an owner: owners are compared by identity, and a boxed number has none. */
+    @Deprecated(NUMBER_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public suspend fun lock(owner: Number): Nothing = throw IllegalArgumentException(NUMBER_IS_NOT_AN_OWNER)
+
+    /** Not an owner: `tryLock(5000)` would not wait; it would take the lock with 5000 as its owner. */
+    @Deprecated(NUMBER_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public fun tryLock(owner: Number): Nothing = throw IllegalArgumentException(NUMBER_IS_NOT_AN_OWNER)
 }
 
 /** Creates a [Lock], already held (with no owner) if [locked] is true. */
@@ -114,20 +154,26 @@ public suspend inline fun <T> Lock.withLock(owner: Any? = null, action: () -> T)
     }
 }
 
-/**
- * One hold of a [Lock] taken by a caller that is not a coroutine (see `JavaBridge.kt`): [unlock] ends
- * exactly this hold, so a stale handle can never unlock a lock that was re-acquired since.
- */
-public interface LockHold {
-    /** The owner this hold was taken for, or null for none. */
-    public val owner: Any?
+/** Not an owner: `withLock(5.seconds) { }` would wait without limit with the Duration as its owner. */
+@Deprecated(WITH_LOCK_HAS_NO_TIMEOUT, level = DeprecationLevel.ERROR)
+@JvmSynthetic
+public fun <T> Lock.withLock(timeout: Duration, action: () -> T): T = throw IllegalArgumentException(WITH_LOCK_HAS_NO_TIMEOUT)
 
-    /**
-     * Unlocks, if this hold is still the lock's current one; the next waiter in line gets the lock.
-     * @throws IllegalStateException if this hold already ended (someone unlocked the lock); nothing changes.
-     */
-    public fun unlock()
-}
+/** Not an owner: owners are compared by identity, and a boxed number has none. */
+@Deprecated(NUMBER_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+@JvmSynthetic
+public fun <T> Lock.withLock(owner: Number, action: () -> T): T = throw IllegalArgumentException(NUMBER_IS_NOT_AN_OWNER)
+
+private const val DURATION_IS_NOT_AN_OWNER =
+    "lock() has no timeout, and a Duration would be taken for its owner: use tryLock(timeout), which returns false when the time runs out"
+
+private const val NUMBER_IS_NOT_AN_OWNER =
+    "a number is not an owner: owners are compared by identity, and a boxed number has none. " +
+        "For a timeout, pass a Duration: tryLock(5.seconds)"
+
+private const val WITH_LOCK_HAS_NO_TIMEOUT =
+    "withLock has no timeout, and a Duration would be taken for its owner: " +
+        "if (lock.tryLock(timeout)) try { ... } finally { lock.unlock() }"
 
 internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
     override val waiterQueue: WaiterQueue = WaiterQueue.fifo(1)
@@ -142,6 +188,7 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
 
     override val isLocked: Boolean get() = holder.load() !== FREE
     override val queueLength: Int get() = waiterQueue.queueLength
+    override val isClosed: Boolean get() = waiterQueue.isClosed
 
     override suspend fun lock(owner: Any?) {
         if (!tryLock(owner)) waiterQueue.acquireSuspending(1, 0, if (owner == null) ownerless else Hold(owner))
@@ -166,7 +213,10 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
         while (true) {
             val h = holder.load()
             check(owner == null || ownerOf(h) !== owner) { "the lock is already held by $owner; Lock is not reentrant" }
-            if (h !== FREE) return false
+            if (h !== FREE) {
+                waiterQueue.checkOpen() // a closed lock refuses every acquisition, held or not
+                return false
+            }
             if (waiterQueue.tryAcquirePermits(1)) {
                 holder.store(record)
                 return true
@@ -176,7 +226,7 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
         }
     }
 
-    override suspend fun tryLock(owner: Any?, timeout: Duration): Boolean {
+    override suspend fun tryLock(timeout: Duration, owner: Any?): Boolean {
         if (tryLock(owner)) return true
         val hold = Hold(owner)
         return waiterQueue.acquireWithin(1, 0, hold, timeout) { hold.end() }
@@ -194,10 +244,12 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
 
     override fun holdsLock(owner: Any): Boolean = ownerOf(holder.load()) === owner
 
+    override fun close(cause: Throwable?) = waiterQueue.close(cause)
+
     override fun toString(): String = "Lock(holder=${describe(holder.load())}, queued=$queueLength)"
 
     /** One acquisition through the queue or by a JVM caller, with an identity of its own (L1, L4). */
-    inner class Hold(override val owner: Any?) : LockHold, Grantee {
+    inner class Hold(val owner: Any?) : LockHold, Grantee {
         override val queue: WaiterQueue get() = waiterQueue
 
         override fun granted(w: PermitWaiter) = holder.store(this)

@@ -23,6 +23,12 @@ public interface PermitPool {
      */
     public val availablePermits: Int
 
+    /**
+     * The permits that exist: held plus available. It changes only by [addPermits] and
+     * [reducePermits]; no request for more than this can ever be granted. A snapshot.
+     */
+    public val totalPermits: Int
+
     /** The number of waiters queued right now (a snapshot). */
     public val queueLength: Int
 
@@ -70,8 +76,8 @@ public interface PermitPool {
 
 /**
  * Every engine-backed semaphore: the [WaiterQueue] itself, whose members of the same names
- * (availablePermits, queueLength, isClosed, release, addPermits, reducePermits, drainPermits, close)
- * are the [PermitPool] half, so a fast path is one object away from the caller. A semaphore is the
+ * (availablePermits, totalPermits, queueLength, isClosed, release, addPermits, reducePermits,
+ * drainPermits, close) are the [PermitPool] half, so a fast path is one object away from the caller. A semaphore is the
  * grantee of its own waiters (W4): nothing to record at a grant, and a hand-back is a release.
  */
 internal abstract class QueueBackedPool(permits: Int, order: WaitOrder, timeSource: TimeSource? = null) :

@@ -32,11 +32,13 @@ import kotlin.time.TimeSource
  */
 public interface PrioritySemaphore : PermitPool {
     /**
-     * Suspends until [permits] permits are granted to this request of [priority]. Cancellable; see [Semaphore.acquire].
+     * Suspends until [permits] permits are granted to this request of [priority]. Cancellable; see
+     * [Semaphore.acquire]. As on [Semaphore], a positional `Int` is the permit count; name the
+     * priority: `acquire(priority = 10)`, `acquire(2, priority = 10)`.
      * @throws IllegalArgumentException if [permits] < 1 or more than the total.
      * @throws SemaphoreClosedException if closed, before or while waiting.
      */
-    public suspend fun acquire(priority: Int = 0, permits: Int = 1)
+    public suspend fun acquire(permits: Int = 1, priority: Int = 0)
 
     /**
      * Takes [permits] permits now if they are free and this request would be first in line (no
@@ -44,13 +46,14 @@ public interface PrioritySemaphore : PermitPool {
      * @throws IllegalArgumentException if [permits] < 1 or more than the total.
      * @throws SemaphoreClosedException if closed.
      */
-    public fun tryAcquire(priority: Int = 0, permits: Int = 1): Boolean
+    public fun tryAcquire(permits: Int = 1, priority: Int = 0): Boolean
 
     /**
      * Waits at most [timeout] (coroutine time) for [permits] permits at [priority]: true with them held,
-     * false with nothing held. Zero or negative only tries now. See [Semaphore.tryAcquire].
+     * false with nothing held. Zero or negative only tries now. See [Semaphore.tryAcquire]; the timeout
+     * comes first: `tryAcquire(5.seconds, permits = 2, priority = 10)`.
      */
-    public suspend fun tryAcquire(priority: Int = 0, permits: Int = 1, timeout: Duration): Boolean
+    public suspend fun tryAcquire(timeout: Duration, permits: Int = 1, priority: Int = 0): Boolean
 
     /** The number of waiters queued with base priority [priority] (a snapshot). */
     public fun queueLength(priority: Int): Int
@@ -68,16 +71,18 @@ public fun PrioritySemaphore(
 ): PrioritySemaphore = PrioritySemaphoreImpl(permits, aging, timeSource)
 
 /**
- * Acquires [permits] permits at [priority], runs [action] and releases them however it ends.
+ * Acquires [permits] permits at [priority], runs [action] and releases them however it ends. A
+ * positional `Int` is the permit count, as on [Semaphore]; name the priority.
  *
  * ```kotlin
  * pool.withPermit(priority = 5) { handleRequest() }
+ * pool.withPermit(2, priority = 5) { handleBatch() }
  * ```
  */
 @OptIn(ExperimentalContracts::class)
-public suspend inline fun <T> PrioritySemaphore.withPermit(priority: Int = 0, permits: Int = 1, action: () -> T): T {
+public suspend inline fun <T> PrioritySemaphore.withPermit(permits: Int = 1, priority: Int = 0, action: () -> T): T {
     contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
-    acquire(priority, permits)
+    acquire(permits, priority)
     try {
         return action()
     } finally {
@@ -90,13 +95,13 @@ internal class PrioritySemaphoreImpl(
     aging: Duration?,
     timeSource: TimeSource,
 ) : QueueBackedPool(permits, WaiterQueue.priorityOrder(aging), timeSource), PrioritySemaphore {
-    override suspend fun acquire(priority: Int, permits: Int) {
+    override suspend fun acquire(permits: Int, priority: Int) {
         if (!tryAcquirePermits(permits, priority)) acquireSuspending(permits, priority, this)
     }
 
-    override fun tryAcquire(priority: Int, permits: Int): Boolean = tryAcquirePermits(permits, priority)
+    override fun tryAcquire(permits: Int, priority: Int): Boolean = tryAcquirePermits(permits, priority)
 
-    override suspend fun tryAcquire(priority: Int, permits: Int, timeout: Duration): Boolean =
+    override suspend fun tryAcquire(timeout: Duration, permits: Int, priority: Int): Boolean =
         tryAcquirePermits(permits, priority) || acquireWithin(permits, priority, this, timeout) { release(permits) }
 
     override fun toString(): String = "PrioritySemaphore(${super.toString()})"

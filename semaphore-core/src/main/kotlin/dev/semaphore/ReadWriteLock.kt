@@ -117,6 +117,9 @@ public interface ReadWriteLock {
     /** The number of waiters in line right now, of every kind, a waiting [upgrade] included (a snapshot). */
     public val queueLength: Int
 
+    /** True once [close] was called. */
+    public val isClosed: Boolean
+
     /**
      * Suspends until a read hold is granted: when this request is at the head of the line (at once
      * if the line is empty) and the write hold is not taken. Cancellable: cancelled while waiting, it
@@ -227,6 +230,14 @@ public interface ReadWriteLock {
      * @throws IllegalStateException as [upgrade]; nothing changes.
      */
     public suspend fun tryUpgrade(timeout: Duration): Boolean
+
+    /**
+     * Closes this lock: every queued waiter (of every kind, a waiting [upgrade] included) fails with
+     * [SemaphoreClosedException] carrying [cause], and every later acquisition, `try` forms included,
+     * throws it. Holds already taken may still be ended ([unlockRead], [unlockWrite],
+     * [unlockUpgradableRead], [downgrade]). Calling it again does nothing; the first cause stays.
+     */
+    public fun close(cause: Throwable? = null)
 }
 
 /** Creates a [ReadWriteLock], with nothing held. */
@@ -320,6 +331,9 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
     override val readHolds: Int get() = readHoldsOf(holds.load())
     override val isWriteLocked: Boolean get() = holds.load() and WRITER != 0L
     override val queueLength: Int get() = waiterQueue.queueLength
+    override val isClosed: Boolean get() = waiterQueue.isClosed
+
+    override fun close(cause: Throwable?) = waiterQueue.close(cause)
 
     /** The holds word's bits, for the tests (one load). */
     internal val holdsSnapshot: Long get() = holds.load()
@@ -450,7 +464,10 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         val permits = permitsFor(kind)
         var step = 0
         while (true) {
-            if (!fits(kind, holds.load())) return false
+            if (!fits(kind, holds.load())) {
+                waiterQueue.checkOpen() // a closed lock refuses every acquisition
+                return false
+            }
             if (waiterQueue.tryAcquirePermits(permits)) {
                 record(kind)
                 return true
@@ -474,7 +491,10 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
     internal fun tryTakeUpgrade(): Boolean {
         var step = 0
         while (true) {
-            if (holds.load() and READS != 0L) return false
+            if (holds.load() and READS != 0L) {
+                waiterQueue.checkOpen()
+                return false
+            }
             if (waiterQueue.tryAcquirePermits(upgradePermits, UPGRADE_PRIORITY)) {
                 recordUpgrade()
                 return true

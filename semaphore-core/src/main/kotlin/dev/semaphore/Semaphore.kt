@@ -53,10 +53,13 @@ public interface Semaphore : PermitPool {
      * Waits at most [timeout] (coroutine time: virtual under `runTest`) for [permits] permits. Returns
      * true with the permits held, or false with nothing held; a grant that races the timeout is never
      * lost. A zero or negative [timeout] only tries now; `Duration.INFINITE` waits without limit.
+     *
+     * The timeout comes first in every timed call of the library (`tryAcquire(5.seconds)`,
+     * `tryAcquire(5.seconds, permits = 2)`), so a positional `Int` is never taken for a time.
      * @throws IllegalArgumentException if [permits] < 1 or more than the total.
      * @throws SemaphoreClosedException if the semaphore is or becomes closed while waiting.
      */
-    public suspend fun tryAcquire(permits: Int = 1, timeout: Duration): Boolean
+    public suspend fun tryAcquire(timeout: Duration, permits: Int = 1): Boolean
 }
 
 /**
@@ -96,7 +99,7 @@ internal class SemaphoreImpl(permits: Int) : QueueBackedPool(permits, FifoOrder(
 
     override fun tryAcquire(permits: Int): Boolean = tryAcquirePermits(permits)
 
-    override suspend fun tryAcquire(permits: Int, timeout: Duration): Boolean =
+    override suspend fun tryAcquire(timeout: Duration, permits: Int): Boolean =
         tryAcquirePermits(permits) || acquireWithin(permits, 0, this, timeout) { release(permits) }
 
     override fun toString(): String = "Semaphore(${super.toString()})"

@@ -21,7 +21,7 @@ class LockSpec : FunSpec({
             lock.lock(me)
             shouldThrow<IllegalStateException> { lock.lock(me) }.message!! shouldContain "already held by me"
             shouldThrow<IllegalStateException> { lock.tryLock(me) }
-            shouldThrow<IllegalStateException> { lock.tryLock(me, 10.milliseconds) }
+            shouldThrow<IllegalStateException> { lock.tryLock(10.milliseconds, me) }
             lock.holdsLock(me) shouldBe true
             lock.queueLength shouldBe 0
             lock.unlock(me)
@@ -104,10 +104,10 @@ class LockSpec : FunSpec({
         runTest {
             val lock = Lock()
             lock.lock("a")
-            lock.tryLock("b", 50.milliseconds) shouldBe false
+            lock.tryLock(50.milliseconds, "b") shouldBe false
             lock.holdsLock("b") shouldBe false
             launch { kotlinx.coroutines.delay(10); lock.unlock("a") }
-            lock.tryLock("b", 50.milliseconds) shouldBe true
+            lock.tryLock(50.milliseconds, "b") shouldBe true
             lock.holdsLock("b") shouldBe true
             lock.unlock("b")
         }
@@ -120,11 +120,12 @@ class LockSpec : FunSpec({
         var counter = 0
         runBlocking {
             withContext(Dispatchers.Default) {
-                val jobs = List(200) { i ->
+                val jobs = List(200) {
                     launch {
+                        val me = Any() // an owner of its own: compared by identity
                         repeat(50) {
                             try {
-                                lock.withLock(owner = i) {
+                                lock.withLock(owner = me) {
                                     maxInside.accumulateAndGet(inside.incrementAndGet(), ::maxOf)
                                     counter++
                                     inside.decrementAndGet()

@@ -14,6 +14,9 @@ interface Primitive {
     fun release()
     val available: Int
     val queued: Int
+    val total: Int
+    fun close(cause: Throwable?)
+    val isClosed: Boolean
 }
 
 /** Factories for a primitive with one permit (the shared spec's cases are about a single slot). */
@@ -28,6 +31,9 @@ val primitiveFactories: List<Pair<String, () -> Primitive>> = listOf(
             override fun release() = s.release()
             override val available get() = s.availablePermits
             override val queued get() = s.queueLength
+            override val total get() = s.totalPermits
+            override fun close(cause: Throwable?) = s.close(cause)
+            override val isClosed get() = s.isClosed
         }
     },
     "PrioritySemaphore" to {
@@ -40,6 +46,9 @@ val primitiveFactories: List<Pair<String, () -> Primitive>> = listOf(
             override fun release() = s.release()
             override val available get() = s.availablePermits
             override val queued get() = s.queueLength
+            override val total get() = s.totalPermits
+            override fun close(cause: Throwable?) = s.close(cause)
+            override val isClosed get() = s.isClosed
         }
     },
     "Lock" to {
@@ -52,6 +61,24 @@ val primitiveFactories: List<Pair<String, () -> Primitive>> = listOf(
             override fun release() = l.unlock()
             override val available get() = if (l.isLocked) 0 else 1
             override val queued get() = l.queueLength
+            override val total get() = 1
+            override fun close(cause: Throwable?) = l.close(cause)
+            override val isClosed get() = l.isClosed
+        }
+    },
+    "ReadWriteLock (write hold)" to {
+        val l = ReadWriteLock()
+        object : Primitive {
+            override val name = "ReadWriteLock"
+            override suspend fun acquire() = l.lockWrite()
+            override fun tryAcquire() = l.tryLockWrite()
+            override suspend fun tryAcquire(timeout: Duration) = l.tryLockWrite(timeout)
+            override fun release() = l.unlockWrite()
+            override val available get() = if (l.isWriteLocked || l.readHolds > 0) 0 else 1
+            override val queued get() = l.queueLength
+            override val total get() = 1
+            override fun close(cause: Throwable?) = l.close(cause)
+            override val isClosed get() = l.isClosed
         }
     },
 )

@@ -18,7 +18,7 @@ import kotlin.time.Duration.Companion.seconds
 private fun TestScope.serveOrder(s: PrioritySemaphore, requests: List<Pair<String, Int>>, gapMs: Long = 0): List<String> {
     val served = mutableListOf<String>()
     for ((label, priority) in requests) {
-        launch { s.withPermit(priority) { served += label } }
+        launch { s.withPermit(priority = priority) { served += label } }
         testScheduler.runCurrent()
         if (gapMs > 0) testScheduler.advanceTimeBy(gapMs)
     }
@@ -159,7 +159,7 @@ class PrioritySemaphoreSpec : FunSpec({
                 repeat(30) { i ->
                     val p = rnd.nextInt(-3, 4)
                     reqs += Req(i, p, testScheduler.currentTime - start)
-                    launch { s.withPermit(p) { served += i } }
+                    launch { s.withPermit(priority = p) { served += i } }
                     testScheduler.runCurrent()
                     testScheduler.advanceTimeBy(rnd.nextLong(0, 60))
                 }
@@ -178,7 +178,7 @@ class PrioritySemaphoreSpec : FunSpec({
             val s = PrioritySemaphore(2)
             shouldThrow<IllegalArgumentException> { s.acquire(priority = 1, permits = 0) }.message!! shouldContain "was 0"
             shouldThrow<IllegalArgumentException> { s.tryAcquire(priority = 1, permits = -2) }.message!! shouldContain "-2"
-            shouldThrow<IllegalArgumentException> { s.tryAcquire(0, 3, 5.milliseconds) }.message!! shouldContain "3 permits"
+            shouldThrow<IllegalArgumentException> { s.tryAcquire(5.milliseconds, 3, priority = 0) }.message!! shouldContain "3 permits"
             shouldThrow<IllegalStateException> { s.release(1) }
             s.availablePermits shouldBe 2
             s.queueLength shouldBe 0

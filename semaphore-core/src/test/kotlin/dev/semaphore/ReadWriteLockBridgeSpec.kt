@@ -1,5 +1,11 @@
+@file:OptIn(InternalSemaphoreApi::class)
+
 package dev.semaphore
 
+import dev.semaphore.bridge.HoldKind
+import dev.semaphore.bridge.InternalSemaphoreApi
+import dev.semaphore.bridge.JavaBridge
+import dev.semaphore.bridge.LockHold
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
@@ -40,7 +46,19 @@ private fun ReadWriteLock.shouldBecomeFreeExactly() {
 }
 
 private fun ReadWriteLock.future(kind: HoldKind, nanos: Long = FOREVER): CompletableFuture<LockHold> =
-    lockAsync(kind, nanos, TimeUnit.NANOSECONDS) { it }
+    JavaBridge.lockAsync(this, kind, nanos) { it }
+
+// The bridge's calls, in the shape this spec was written in.
+private fun ReadWriteLock.lockBlocking(kind: HoldKind, timeout: Long, unit: TimeUnit): LockHold? =
+    JavaBridge.lockBlocking(this, kind, unit.toNanos(timeout))
+
+private fun <T> ReadWriteLock.upgradeAsync(upgradable: LockHold?, timeout: Long, unit: TimeUnit, onGrant: (LockHold) -> T): CompletableFuture<T> =
+    JavaBridge.upgradeAsync(this, upgradable, unit.toNanos(timeout), onGrant)
+
+private fun ReadWriteLock.upgradeBlocking(upgradable: LockHold?, timeout: Long, unit: TimeUnit): LockHold? =
+    JavaBridge.upgradeBlocking(this, upgradable, unit.toNanos(timeout))
+
+private fun ReadWriteLock.downgrade(write: LockHold?): LockHold = JavaBridge.downgrade(this, write)
 
 private fun awaitQueued(lock: ReadWriteLock, n: Int) {
     val deadline = System.nanoTime() + 20_000_000_000L
@@ -188,5 +206,26 @@ class ReadWriteLockBridgeSpec : FunSpec({
         blocker.unlock()
         upgradable.unlock()
         lock.shouldBeFreeExactly()
+    }
+
+    test("an upgrade of a closed lock fails and leaves the upgradable read with its handle (future and blocking)") {
+        for (blocking in listOf(false, true)) {
+            val lock = ReadWriteLock()
+            val reader = lock.future(HoldKind.READ).join() // so the upgrade cannot be granted at once
+            val upgradable = lock.future(HoldKind.UPGRADABLE_READ).join()
+            val cause = RuntimeException("shutdown")
+            lock.close(cause)
+            if (blocking) {
+                shouldThrow<SemaphoreClosedException> { lock.upgradeBlocking(upgradable, FOREVER, TimeUnit.NANOSECONDS) }.cause shouldBe cause
+            } else {
+                val upgrade = lock.upgradeAsync(upgradable, FOREVER, TimeUnit.NANOSECONDS) { it }
+                upgrade.isCompletedExceptionally shouldBe true
+                val failure = shouldThrow<java.util.concurrent.ExecutionException> { upgrade.get() }.cause
+                (failure as SemaphoreClosedException).cause shouldBe cause
+            }
+            upgradable.unlock() // still the caller's: ends the upgradable read
+            reader.unlock()
+            lock.shouldBeFreeExactly()
+        }
     }
 })

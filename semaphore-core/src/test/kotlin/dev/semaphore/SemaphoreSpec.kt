@@ -80,7 +80,7 @@ class SemaphoreSpec : FunSpec({
                 e.message!! shouldContain "4 permits"
                 e.message!! shouldContain "3 permits in total"
                 shouldThrow<IllegalArgumentException> { s.tryAcquire(4) }
-                shouldThrow<IllegalArgumentException> { s.tryAcquire(4, 10.milliseconds) }
+                shouldThrow<IllegalArgumentException> { s.tryAcquire(10.milliseconds, 4) }
                 s.snapshot() shouldBe Snapshot(3, 0, false)
             }
         }
@@ -91,7 +91,7 @@ class SemaphoreSpec : FunSpec({
             runTest {
                 val s = Semaphore(3)
                 s.acquire(2)
-                val big = async { s.tryAcquire(3, 100.milliseconds) }
+                val big = async { s.tryAcquire(100.milliseconds, 3) }
                 var smallRan = false
                 launch { s.acquire(1); smallRan = true }
                 testScheduler.runCurrent()
@@ -110,7 +110,7 @@ class SemaphoreSpec : FunSpec({
                 val s = Semaphore(1)
                 s.acquire()
                 launch { delay(1_000_000); s.release() }
-                s.tryAcquire(1, Duration.INFINITE) shouldBe true
+                s.tryAcquire(Duration.INFINITE, 1) shouldBe true
                 s.availablePermits shouldBe 0
             }
         }
@@ -121,7 +121,7 @@ class SemaphoreSpec : FunSpec({
             repeat(300) {
                 runBlocking(Dispatchers.Default) {
                     s.acquire(2)
-                    val timed = async { s.tryAcquire(2, 1.milliseconds) }
+                    val timed = async { s.tryAcquire(1.milliseconds, 2) }
                     launch { delay(1); s.release(2) }
                     if (timed.await()) {
                         successes++
@@ -175,7 +175,7 @@ class SemaphoreSpec : FunSpec({
                 s.queueLength shouldBe 0
                 shouldThrow<SemaphoreClosedException> { s.acquire() }.cause shouldBeSameInstanceAs cause
                 shouldThrow<SemaphoreClosedException> { s.tryAcquire() }
-                shouldThrow<SemaphoreClosedException> { s.tryAcquire(1, 10.milliseconds) }
+                shouldThrow<SemaphoreClosedException> { s.tryAcquire(10.milliseconds, 1) }
                 s.release(2) // holders may still release
                 s.availablePermits shouldBe 2
                 s.close(RuntimeException("second")) // no effect
@@ -279,7 +279,7 @@ class SemaphoreSpec : FunSpec({
             "acquire(-1)" to { s -> s.acquire(-1) },
             "tryAcquire(0)" to { s -> s.tryAcquire(0) },
             "tryAcquire(Int.MIN_VALUE)" to { s -> s.tryAcquire(Int.MIN_VALUE) },
-            "tryAcquire(0, timeout)" to { s -> s.tryAcquire(0, 1.milliseconds) },
+            "tryAcquire(timeout, 0)" to { s -> s.tryAcquire(1.milliseconds, 0) },
             "release(0)" to { s -> s.release(0) },
             "release(-3)" to { s -> s.release(-3) },
             "addPermits(0)" to { s -> s.addPermits(0) },

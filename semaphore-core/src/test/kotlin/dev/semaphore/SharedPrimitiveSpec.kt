@@ -7,6 +7,7 @@ import io.kotest.matchers.string.shouldContain
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
@@ -171,7 +172,40 @@ class SharedPrimitiveSpec : FunSpec({
             test("close message and misuse messages name the values") {
                 val p = make()
                 val e = shouldThrow<IllegalStateException> { p.release() }
-                e.message!! shouldContain if (name == "Lock") "not locked" else "cannot release 1 permits"
+                e.message!! shouldContain when (name) {
+                    "Lock" -> "not locked"
+                    "ReadWriteLock (write hold)" -> "without the write hold"
+                    else -> "cannot release 1 permits"
+                }
+            }
+
+            test("close fails every waiter with its cause and refuses later acquisitions; the holder still releases") {
+                runTest {
+                    val p = make()
+                    p.acquire()
+                    val failures = List(3) { async { runCatching { p.acquire() }.exceptionOrNull() } }
+                    testScheduler.runCurrent()
+                    p.queued shouldBe 3
+                    val cause = IllegalStateException("shutting down")
+                    p.close(cause)
+                    p.isClosed shouldBe true
+                    failures.awaitAll().forEach { f ->
+                        (f is SemaphoreClosedException) shouldBe true
+                        f!!.cause shouldBe cause
+                    }
+                    p.queued shouldBe 0
+                    // Held or free, every later acquisition throws, try forms included.
+                    shouldThrow<SemaphoreClosedException> { p.tryAcquire() }.cause shouldBe cause
+                    shouldThrow<SemaphoreClosedException> { p.tryAcquire(10.milliseconds) }
+                    shouldThrow<SemaphoreClosedException> { p.acquire() }
+                    p.release()
+                    p.available shouldBe 1
+                    shouldThrow<SemaphoreClosedException> { p.tryAcquire() }
+                    shouldThrow<SemaphoreClosedException> { p.acquire() }
+                    p.close(IllegalStateException("again")) // a second close changes nothing
+                    shouldThrow<SemaphoreClosedException> { p.acquire() }.cause shouldBe cause
+                    p.total shouldBe 1
+                }
             }
         }
     }

@@ -117,7 +117,7 @@ class StressSpec : FunSpec({
         runBlocking {
             storm(
                 { n, _ -> s.acquire(n) },
-                { n, _ -> s.tryAcquire(n, 50.microseconds) },
+                { n, _ -> s.tryAcquire(50.microseconds, n) },
                 { n -> s.release(n) },
                 { s.queueLength },
                 1,
@@ -132,8 +132,8 @@ class StressSpec : FunSpec({
         val s = PrioritySemaphore(total, aging = 1.microseconds)
         runBlocking {
             storm(
-                { n, p -> s.acquire(p, n) },
-                { n, p -> s.tryAcquire(p, n, 50.microseconds) },
+                { n, p -> s.acquire(n, priority = p) },
+                { n, p -> s.tryAcquire(50.microseconds, n, priority = p) },
                 { n -> s.release(n) },
                 { s.queueLength },
                 2,

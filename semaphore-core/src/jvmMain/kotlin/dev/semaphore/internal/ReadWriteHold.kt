@@ -22,18 +22,19 @@
  *     interleaving of a close with a failing upgrade leaves the upgradable read without an owner.
  * Grants record in the lock's holds word through the lock's own grantees (RW2, W4).
  */
+@file:OptIn(InternalSemaphoreApi::class)
+
 package dev.semaphore.internal
 
-import dev.semaphore.HoldKind
-import dev.semaphore.LockHold
 import dev.semaphore.ReadWriteLockImpl
+import dev.semaphore.bridge.HoldKind
+import dev.semaphore.bridge.InternalSemaphoreApi
+import dev.semaphore.bridge.LockHold
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.atomic.AtomicInteger
 
 internal class ReadWriteHold(private val lock: ReadWriteLockImpl, private val kind: HoldKind) : LockHold {
     private val state = AtomicInteger(LIVE)
-
-    override val owner: Any? get() = null
 
     fun permits(): Int = when (kind) {
         HoldKind.READ -> 1

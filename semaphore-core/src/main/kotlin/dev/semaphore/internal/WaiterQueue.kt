@@ -462,7 +462,8 @@ internal open class WaiterQueue(
 
     // ---- slow path machinery (lock held) ----
 
-    private fun checkOpen() {
+    /** Throws what an acquisition of a closed queue throws (I8), or nothing while it is open. */
+    fun checkOpen() {
         if (closed) throw SemaphoreClosedException(closeCause)
     }
 
