@@ -67,6 +67,16 @@ public object JavaBridge {
     }
 
     /**
+     * Takes [permits] permits of [pool] at [priority] now if they are free and no queued waiter should be
+     * served first (no barging); false otherwise, with nothing held. Never waits.
+     * @throws IllegalArgumentException if [permits] < 1 or more than the total.
+     * @throws SemaphoreClosedException if the pool is closed.
+     */
+    @JvmStatic
+    public fun tryAcquire(pool: PermitPool, permits: Int, priority: Int): Boolean =
+        (pool as? QueueBackedPool ?: throw notEngineBacked(pool)).tryAcquirePermits(permits, priority)
+
+    /**
      * Blocks the calling thread until [permits] permits of [pool] at [priority] are granted (true) or
      * [timeoutNanos] passes (false, nothing held), in the same line as futures and coroutines, parked
      * with `LockSupport` (a virtual thread frees its carrier). An interrupt before or during the wait

@@ -1,10 +1,10 @@
 package dev.semaphore.async;
 
-import static java.util.concurrent.TimeUnit.NANOSECONDS;
+import static dev.semaphore.bridge.JavaBridge.NO_TIMEOUT;
 
-import dev.semaphore.JavaBridge;
 import dev.semaphore.Lock;
 import dev.semaphore.LockKt;
+import dev.semaphore.bridge.JavaBridge;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -15,16 +15,17 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A fair, non-reentrant mutual-exclusion lock for Java: the lock comes as a future of a {@link Permit}
- * (closing it unlocks), or from blocking calls. It is a view of a Kotlin {@link Lock}: coroutines,
- * futures and blocked threads wait in one line, under the <a href="package-summary.html#fairness">rules
- * of the package</a>.
+ * (closing it unlocks), from blocking calls, or from {@code java.util.concurrent.locks.Lock}-style
+ * {@code tryLock} forms. The families and their shapes are those of {@link AsyncPermitPool}, for one
+ * hold: {@code lock}, {@code lockBlocking}, {@code tryLock} (then {@link #unlock()}), {@code withLock}. It
+ * is a view of a Kotlin {@link Lock}: coroutines, futures and blocked threads wait in one line, under the
+ * <a href="package-summary.html#fairness">rules of the package</a>.
  *
  * <p><b>Holds.</b> Each {@code Permit} stands for one hold of the lock: closing it unlocks that hold
  * only, and throws {@link IllegalStateException} (changing nothing) if someone already ended it, however
- * the lock was taken again since. <b>Owners.</b> The {@code owner} variants record who holds the lock
- * (any object, compared by identity), as the Kotlin Lock does: locking again with the owner that holds
- * it throws {@link IllegalStateException} instead of deadlocking, {@link #unlock(Object)} with another
- * owner throws, and Kotlin code sees the holder through {@code holdsLock(owner)}.
+ * the lock was taken again since. That is what the Kotlin lock's owners give Kotlin code, so this class
+ * takes no owner: an {@code Object owner} parameter would also accept {@code tryLock(5000)} and take
+ * the lock with 5000 as its owner. (Kotlin code sees the holds of Java callers as holds without owner.)
  *
  * <pre>{@code
  * AsyncLock lock = AsyncLock.create();
@@ -43,15 +44,7 @@ public final class AsyncLock {
 
     /** @return a new, unlocked lock */
     public static AsyncLock create() {
-        return create(false);
-    }
-
-    /**
-     * @param locked whether it starts held (without owner; {@link #unlock()} frees it)
-     * @return a new lock
-     */
-    public static AsyncLock create(boolean locked) {
-        return new AsyncLock(LockKt.Lock(locked));
+        return new AsyncLock(LockKt.Lock(false));
     }
 
     /**
@@ -67,71 +60,51 @@ public final class AsyncLock {
         return kotlin;
     }
 
-    /** @return a future of the held lock, without owner (<a href="package-summary.html#withdrawing">withdrawing</a>) */
+    /** @return a future of the held lock (<a href="package-summary.html#withdrawing">withdrawing</a>) */
     public CompletableFuture<Permit> lock() {
-        return JavaBridge.lockAsync(kotlin, null, Waits.FOREVER, NANOSECONDS, Permit.OF_HOLD);
-    }
-
-    /**
-     * @param owner who will hold the lock
-     * @return a future of the held lock
-     * @throws IllegalStateException if {@code owner} holds the lock already
-     */
-    public CompletableFuture<Permit> lock(Object owner) {
-        return JavaBridge.lockAsync(kotlin, checked(owner), Waits.FOREVER, NANOSECONDS, Permit.OF_HOLD);
+        return JavaBridge.lockAsync(kotlin, NO_TIMEOUT, Permit.OF_HOLD);
     }
 
     /**
      * @param timeout the longest wait (<a href="package-summary.html#timeouts">timeouts</a>)
-     * @return a future of the held lock, without owner
+     * @return a future of the held lock, failed with a {@code TimeoutException} if the time ran out
      */
     public CompletableFuture<Permit> lock(Duration timeout) {
-        return JavaBridge.lockAsync(kotlin, null, Waits.nanos(timeout), NANOSECONDS, Permit.OF_HOLD);
+        return JavaBridge.lockAsync(kotlin, Waits.nanos(timeout), Permit.OF_HOLD);
     }
 
     /**
-     * @param owner who will hold the lock
-     * @param timeout the longest wait
-     * @return a future of the held lock
-     * @throws IllegalStateException if {@code owner} holds the lock already
+     * @return the held lock; close it to unlock (<a href="package-summary.html#interrupts">interrupts</a>)
+     * @throws InterruptedException if interrupted, with nothing held
      */
-    public CompletableFuture<Permit> lock(Object owner, Duration timeout) {
-        return JavaBridge.lockAsync(kotlin, checked(owner), Waits.nanos(timeout), NANOSECONDS, Permit.OF_HOLD);
+    public Permit lockBlocking() throws InterruptedException {
+        return new Permit(Objects.requireNonNull(JavaBridge.lockBlocking(kotlin, NO_TIMEOUT)));
     }
 
-    /** @return true if the lock was free and nobody waited; unlock with {@link #unlock()} */
+    /**
+     * @param timeout the longest wait; zero or negative only tries now
+     * @return the held lock, or empty if the time ran out
+     * @throws InterruptedException if interrupted, with nothing held
+     */
+    public Optional<Permit> lockBlocking(Duration timeout) throws InterruptedException {
+        return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, Waits.nanos(timeout))).map(Permit::new);
+    }
+
+    /** @return true if the lock was free and nobody waited; unlock with {@link #unlock()}. Never waits. */
     public boolean tryLock() {
         return kotlin.tryLock(null);
     }
 
     /**
-     * @param owner who will hold the lock
-     * @return true if the lock was free and nobody waited; unlock with {@link #unlock(Object)}
-     * @throws IllegalStateException if {@code owner} holds the lock already
-     */
-    public boolean tryLock(Object owner) {
-        return kotlin.tryLock(checked(owner));
-    }
-
-    /**
-     * Like {@link java.util.concurrent.locks.Lock#tryLock(long, java.util.concurrent.TimeUnit)}.
+     * Like {@link java.util.concurrent.locks.Lock#tryLock(long, java.util.concurrent.TimeUnit)}:
+     * <b>blocks</b> the calling thread for at most {@code timeout}.
      *
-     * @param timeout the longest wait
+     * @param timeout the longest wait; zero or negative only tries now
      * @return true if the lock is held (unlock with {@link #unlock()}), false if the time ran out
      * @throws InterruptedException if interrupted, with nothing held
      */
     public boolean tryLock(Duration timeout) throws InterruptedException {
-        return lockBlocking(timeout).isPresent();
-    }
-
-    /**
-     * @param owner who will hold the lock
-     * @param timeout the longest wait
-     * @return true if the lock is held (unlock with {@link #unlock(Object)}), false if the time ran out
-     * @throws InterruptedException if interrupted, with nothing held
-     */
-    public boolean tryLock(Object owner, Duration timeout) throws InterruptedException {
-        return lockBlocking(owner, timeout).isPresent();
+        return JavaBridge.lockBlocking(kotlin, Waits.nanos(timeout)) != null;
     }
 
     /**
@@ -144,16 +117,8 @@ public final class AsyncLock {
     }
 
     /**
-     * @param owner the holder
-     * @throws IllegalStateException if the lock is not held, or held by someone else
-     */
-    public void unlock(Object owner) {
-        kotlin.unlock(checked(owner));
-    }
-
-    /**
-     * Locks (without owner), runs {@code action}, and unlocks when its stage completes, however it ends;
-     * see {@link AsyncSemaphore#withPermit(int, Supplier)}.
+     * Locks, runs {@code action}, and unlocks when its stage completes, however it ends; see
+     * {@link AsyncPermitPool#withPermit(int, Supplier)}.
      *
      * @param action starts the work and returns its stage
      * @param <T> the result type
@@ -163,64 +128,9 @@ public final class AsyncLock {
         return Waits.withPermit(Objects.requireNonNull(action, "action"), lock());
     }
 
-    /**
-     * @param owner who holds the lock while the action runs
-     * @param action starts the work and returns its stage
-     * @param <T> the result type
-     * @return a future of the action's result; see {@link #withLock(Supplier)}
-     */
-    public <T extends @Nullable Object> CompletableFuture<T> withLock(
-            Object owner, Supplier<? extends CompletionStage<T>> action) {
-        return Waits.withPermit(Objects.requireNonNull(action, "action"), lock(owner));
-    }
-
-    /**
-     * @return the held lock, without owner; close it to unlock (<a href="package-summary.html#interrupts">interrupts</a>)
-     * @throws InterruptedException if interrupted, with nothing held
-     */
-    public Permit lockBlocking() throws InterruptedException {
-        return new Permit(Objects.requireNonNull(JavaBridge.lockBlocking(kotlin, null, Waits.FOREVER, NANOSECONDS)));
-    }
-
-    /**
-     * @param owner who will hold the lock
-     * @return the held lock; close it to unlock
-     * @throws InterruptedException if interrupted, with nothing held
-     */
-    public Permit lockBlocking(Object owner) throws InterruptedException {
-        return new Permit(Objects.requireNonNull(JavaBridge.lockBlocking(kotlin, checked(owner), Waits.FOREVER, NANOSECONDS)));
-    }
-
-    /**
-     * @param timeout the longest wait
-     * @return the held lock (without owner), or empty if the time ran out
-     * @throws InterruptedException if interrupted, with nothing held
-     */
-    public Optional<Permit> lockBlocking(Duration timeout) throws InterruptedException {
-        return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, null, Waits.nanos(timeout), NANOSECONDS)).map(Permit::new);
-    }
-
-    /**
-     * @param owner who will hold the lock
-     * @param timeout the longest wait
-     * @return the held lock, or empty if the time ran out
-     * @throws InterruptedException if interrupted, with nothing held
-     */
-    public Optional<Permit> lockBlocking(Object owner, Duration timeout) throws InterruptedException {
-        return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, checked(owner), Waits.nanos(timeout), NANOSECONDS)).map(Permit::new);
-    }
-
     /** @return true while the lock is held (a snapshot) */
     public boolean isLocked() {
         return kotlin.isLocked();
-    }
-
-    /**
-     * @param owner the owner to test
-     * @return true if {@code owner} holds the lock
-     */
-    public boolean holdsLock(Object owner) {
-        return kotlin.holdsLock(checked(owner));
     }
 
     /** @return the futures, threads and coroutines waiting for the lock (a snapshot) */
@@ -228,12 +138,23 @@ public final class AsyncLock {
         return kotlin.getQueueLength();
     }
 
+    /** @return true once {@link #close(Throwable)} was called */
+    public boolean isClosed() {
+        return kotlin.isClosed();
+    }
+
+    /**
+     * Fails every waiter with {@link dev.semaphore.SemaphoreClosedException} carrying {@code cause}, and
+     * every later {@code lock} and {@code tryLock}; the holder may still unlock. See {@link Lock#close(Throwable)}.
+     *
+     * @param cause the reason, or null
+     */
+    public void close(@Nullable Throwable cause) {
+        kotlin.close(cause);
+    }
+
     @Override
     public String toString() {
         return "AsyncLock(" + kotlin + ")";
-    }
-
-    private static Object checked(Object owner) {
-        return Objects.requireNonNull(owner, "owner (use the variant without owner)");
     }
 }

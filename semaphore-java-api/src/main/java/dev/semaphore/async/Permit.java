@@ -1,23 +1,18 @@
 package dev.semaphore.async;
 
-import dev.semaphore.LockHold;
 import dev.semaphore.PermitPool;
-import java.util.concurrent.CompletableFuture;
+import dev.semaphore.bridge.LockHold;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import kotlin.jvm.functions.Function1;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Permits held from an {@link AsyncSemaphore} or {@link AsyncPrioritySemaphore}, or one hold of an
- * {@link AsyncLock} or {@link AsyncReadWriteLock}; {@link #close()} gives them back, exactly once. Made
- * for try-with-resources (see {@link AsyncSemaphore}). A permit that is never closed stays held forever;
- * there is no finalizer.
- *
- * <p>A permit is also a future of itself, completed from the start: a request granted at once (any
- * {@code acquire} or {@code lock} form) returns the permit itself, one object. Completing or cancelling it does nothing; it
- * refuses {@code obtrudeValue} and {@code obtrudeException}.
+ * {@link AsyncLock} or {@link AsyncReadWriteLock}: a plain handle whose {@link #close()} gives them back,
+ * exactly once. Made for try-with-resources. A permit that is never closed stays held forever; there is
+ * no finalizer.
  */
-public final class Permit extends CompletableFuture<Permit> implements AutoCloseable {
+public final class Permit implements AutoCloseable {
     private static final AtomicIntegerFieldUpdater<Permit> STATE =
             AtomicIntegerFieldUpdater.newUpdater(Permit.class, "state");
 
@@ -26,21 +21,23 @@ public final class Permit extends CompletableFuture<Permit> implements AutoClose
 
     private final @Nullable PermitPool pool;
     final @Nullable LockHold hold; // read by AsyncReadWriteLock's upgrade and downgrade
-    private volatile int state; // the permit count, with the sign bit set by the first close (one int: 32 bytes in all)
+    private volatile int state; // the permit count, with the sign bit set by the first close
 
-    /** Permits of {@code pool}, or one lock {@code hold}; a permit is its own future, done from the start. */
-    Permit(int permits, @Nullable PermitPool pool, @Nullable LockHold hold) {
+    /** {@code permits} permits of {@code pool}. */
+    Permit(int permits, PermitPool pool) {
         this.pool = pool;
-        this.hold = hold;
-        STATE.lazySet(this, permits); // no fence: complete() publishes it
-        super.complete(this);
+        this.hold = null;
+        STATE.lazySet(this, permits); // no fence: the permit reaches another thread only through one
     }
 
+    /** One lock {@code hold}. */
     Permit(LockHold hold) {
-        this(1, null, hold);
+        this.pool = null;
+        this.hold = hold;
+        STATE.lazySet(this, 1);
     }
 
-    /** @return how many permits this object holds (1 for a lock); it does not change when closed */
+    /** @return how many permits this handle holds (1 for a lock); it does not change when closed */
     public int permits() {
         return state & Integer.MAX_VALUE;
     }
@@ -66,18 +63,6 @@ public final class Permit extends CompletableFuture<Permit> implements AutoClose
             if (hold != null) hold.unlock();
             else if (pool != null) pool.release(permits);
         }
-    }
-
-    /** Refused: the value of this future is this permit. */
-    @Override
-    public void obtrudeValue(@Nullable Permit value) {
-        throw new UnsupportedOperationException("a Permit is its own future: obtrudeValue is refused");
-    }
-
-    /** Refused: the value of this future is this permit. */
-    @Override
-    public void obtrudeException(Throwable ex) {
-        throw new UnsupportedOperationException("a Permit is its own future: obtrudeException is refused");
     }
 
     @Override

@@ -9,11 +9,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
-/** What the three public classes share beyond the core: Duration conversion and withPermit over a stage. */
+/** What the public classes share beyond the core: Duration conversion and withPermit over a stage. */
 final class Waits {
-    /** The timeout of a call without one (JavaBridge reads Long.MAX_VALUE as no limit). */
-    static final long FOREVER = Long.MAX_VALUE;
-
     private Waits() {}
 
     /** The timeout in nanoseconds, saturated instead of overflowing (about 292 years means no limit). */

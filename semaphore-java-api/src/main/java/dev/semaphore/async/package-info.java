@@ -8,6 +8,28 @@
  *
  * <p>The rules below hold for every class of this package; the methods link here.
  *
+ * <h2 id="shapes">One pattern</h2>
+ * Every primitive offers the same families, named after the operation ({@code acquire}, {@code lock},
+ * {@code readLock}, {@code writeLock}, {@code upgradableReadLock}):
+ * <table>
+ *   <caption>The families</caption>
+ *   <tr><th>form</th><th>returns</th><th>waits</th></tr>
+ *   <tr><td>{@code acquire()}, {@code acquire(Duration)}</td><td>{@code CompletableFuture<Permit>}</td>
+ *       <td>never blocks the caller; the future completes when granted (or fails on timeout)</td></tr>
+ *   <tr><td>{@code acquireBlocking()}</td><td>{@code Permit}</td><td>blocks until granted</td></tr>
+ *   <tr><td>{@code acquireBlocking(Duration)}</td><td>{@code Optional<Permit>}</td><td>blocks up to the timeout</td></tr>
+ *   <tr><td>{@code tryAcquire()}</td><td>{@code boolean}</td><td>never waits</td></tr>
+ *   <tr><td>{@code tryAcquire(Duration)}</td><td>{@code boolean}</td><td>blocks up to the timeout, as
+ *       {@code java.util.concurrent}'s {@code tryAcquire(permits, timeout, unit)} and {@code tryLock(time, unit)} do</td></tr>
+ *   <tr><td>{@code withPermit(Supplier)}</td><td>{@code CompletableFuture<T>}</td><td>holds the permits while the
+ *       action's {@code CompletionStage} runs</td></tr>
+ * </table>
+ * The semaphores take a permit count before the timeout ({@code acquire(2, Duration.ofSeconds(1))}). A lone
+ * {@code int} is always a permit count, a {@code Duration} always a timeout, and no method takes two
+ * neighbouring parameters of one type: a priority is chosen with {@code AsyncPrioritySemaphore.atPriority(p)},
+ * not passed next to a count. The try forms' permits are given back with {@code release(n)}
+ * ({@code unlock()}, {@code unlockRead()}...); the other forms' with {@link dev.semaphore.async.Permit#close()}.
+ *
  * <h2 id="fairness">Fairness</h2>
  * Waiters are served first come, first served (by priority first, for {@link
  * dev.semaphore.async.AsyncPrioritySemaphore}); while anyone waits, no newcomer takes permits, not even
@@ -21,8 +43,11 @@
  * completeExceptionally}), withdraws the request: it leaves the line and the waiters behind it are served
  * if they now fit. Permits granted in that same instant are released, never lost. So {@code cancel}
  * returning true means nothing is held, and returning false means the future holds a {@code Permit}
- * that you must close. The futures refuse {@code obtrudeValue} and {@code obtrudeException}. Cancelling
- * a future derived from one ({@code thenApply}...) does not reach it.
+ * that you must close. A request granted at once gets an already completed future, on which cancelling
+ * or completing does nothing: it holds the {@code Permit}. Cancelling a future derived from one
+ * ({@code thenApply}...) does not reach it. {@code obtrudeValue} and {@code obtrudeException} are not
+ * supported (the JDK documents them for error recovery only): on a future that holds a {@code Permit}
+ * they would drop it, and its permits would stay held forever.
  *
  * <h2 id="timeouts">Timeouts</h2>
  * A timed future fails with {@link java.util.concurrent.TimeoutException} when the time runs out
