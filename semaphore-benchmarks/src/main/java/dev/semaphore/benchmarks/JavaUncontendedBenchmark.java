@@ -55,10 +55,10 @@ public class JavaUncontendedBenchmark {
         p.close();
     }
 
-    /** The contract floor: acquire() (a handle that is its own completed future), join, close(). */
+    /** The contract floor: acquire() (a close-once handle in the JDK's completed future), join, close(). */
     @Benchmark
     public void acquireRelease_floor() {
-        PermitContractFloor.Handle p = floor.acquire().join();
+        PermitContractFloor.PlainHandle p = floor.acquire().join();
         p.close();
     }
 

@@ -6,8 +6,9 @@
  *
  * - exactCas:           tryAcquire + release of ExactCasFloor (two atomic operations; what IBM's cycle amounts to);
  * - closeOnceHandle:    + a close-once handle (one object, one more CAS), no future;
- * - handleInJdkFuture:  + the JDK's own completed future around it (no more atomics; obtrudeValue not refused);
- * - handleIsOwnFuture:  the contract floor: the handle is its own future, completed by a CAS, refusing obtrude;
+ * - handleInJdkFuture:  + the JDK's own completed future around it (no more atomics): the contract floor since
+ *                       API 1.0 (issue 27), where Permit is a plain handle and obtrude* is unsupported;
+ * - handleIsOwnFuture:  the contract before API 1.0: the handle is its own future, completed by a CAS, refusing obtrude;
  * - ours:               AsyncSemaphore acquire().join() + Permit.close();
  * - ibm:                FairAsyncSemaphore acquire() + join + release().
  * Each row checks its acquisition succeeded (a floor throws if its permit is taken), so none can look fast by failing.
@@ -63,16 +64,16 @@ public class PermitContractBenchmark {
         floor.acquireHandle().close();
     }
 
-    /** Plus the JDK's own completed future around the handle (obtrudeValue not refused). */
+    /** Plus the JDK's own completed future around the handle: the contract floor. */
     @Benchmark
     public void handleInJdkFuture() {
-        floor.acquireInJdkFuture().join().close();
+        floor.acquire().join().close();
     }
 
-    /** The contract floor: the handle is its own future, completed by a CAS. */
+    /** The contract before API 1.0: the handle is its own future, completed by a CAS. */
     @Benchmark
     public void handleIsOwnFuture() {
-        floor.acquire().join().close();
+        floor.acquireOwnFuture().join().close();
     }
 
     /** Ours: acquire().join() + Permit.close(). */

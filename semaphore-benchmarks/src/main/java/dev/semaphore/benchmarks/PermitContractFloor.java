@@ -1,20 +1,16 @@
 /*
  * The floor of the Java API's uncontended acquire: what the contract of AsyncSemaphore.acquire() forces, and
- * nothing else. The contract: acquire() returns a CompletableFuture of a Permit, a per-acquisition handle whose
- * close() releases exactly once (a second close, on any thread, does nothing), and the futures the library
- * returns refuse obtrudeValue and obtrudeException (either would overwrite a granted permit, which would then stay
- * held forever). So an acquisition granted at once needs, at the least:
+ * nothing else. The contract (since API 1.0, issue 27): acquire() returns a CompletableFuture of a Permit, a
+ * per-acquisition handle whose close() releases exactly once (a second close, on any thread, does nothing); a
+ * request granted at once may get the JDK's own completed future, and obtrude* on the futures is unsupported. So
+ * an acquisition granted at once needs, at the least:
  * - the exact CAS that takes the permit (ExactCasFloor), and at close the release CAS;
  * - the handle, and before the release the CAS of its close-once flag (a plain flag would let two threads that
  *   close the same handle at once both release);
- * - a future of our own class (the JDK's completed futures accept obtrudeValue), completed before it is returned.
- *   A subclass of CompletableFuture can only be completed by complete() (a CAS on its result) or by a volatile
- *   store (obtrudeValue): the JDK's fence-free constructor of a completed future is package-private. The
- *   cheapest such future is the handle itself (one object): that is this floor's acquire().
- * That is four atomic operations per cycle where IBM's acquire() + release() (a shared completed stage, no handle)
- * make two. The cheaper shapes that the contract rules out are here too, for PermitContractBenchmark, which
- * measures what each part costs: a close-once handle with no future (acquireHandle), and the handle inside the
- * JDK's own completed future (acquireInJdkFuture: no completion CAS, but obtrudeValue is not refused).
+ * - the JDK's completed future around it, which costs no atomic operation (acquire()).
+ * Until API 1.0 the contract also said that the futures refuse obtrudeValue, which forced a future of the
+ * library's own class, completed by a CAS: the cheapest such future was the handle itself (acquireOwnFuture).
+ * PermitContractBenchmark measures each part; a close-once handle with no future (acquireHandle) is there too.
  *
  * Invariants: no acquire waits (it throws if the permit is taken: the floor is for the uncontended row); a handle
  * releases once however often it is closed; the future returned by acquire() is completed before it is returned.
@@ -24,7 +20,7 @@ package dev.semaphore.benchmarks;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
-/** An exact-CAS semaphore whose acquire() returns a close-once handle that is its own completed future. */
+/** An exact-CAS semaphore whose acquire() returns the JDK's completed future of a close-once handle. */
 public final class PermitContractFloor {
     private final ExactCasFloor semaphore;
 
@@ -33,29 +29,29 @@ public final class PermitContractFloor {
         semaphore = new ExactCasFloor(permits);
     }
 
-    /** The floor: takes one permit now (never waits) and returns its handle, already completed with itself. */
-    public CompletableFuture<Handle> acquire() {
+    /** The floor: takes one permit now (never waits) and returns its handle in the JDK's completed future. */
+    public CompletableFuture<PlainHandle> acquire() {
         take();
-        return new Handle(semaphore);
+        return CompletableFuture.completedFuture(new PlainHandle(semaphore));
     }
 
-    /** Ruled out (no future): takes one permit now and returns a bare close-once handle. */
+    /** Not a future at all: takes one permit now and returns a bare close-once handle. */
     public PlainHandle acquireHandle() {
         take();
         return new PlainHandle(semaphore);
     }
 
-    /** Ruled out (obtrudeValue not refused): the bare handle in the JDK's own completed future. */
-    public CompletableFuture<PlainHandle> acquireInJdkFuture() {
+    /** The contract before API 1.0 (futures refuse obtrude): the handle is its own future, completed by a CAS. */
+    public CompletableFuture<Handle> acquireOwnFuture() {
         take();
-        return CompletableFuture.completedFuture(new PlainHandle(semaphore));
+        return new Handle(semaphore);
     }
 
     private void take() {
         if (!semaphore.tryAcquire()) throw new IllegalStateException("the contract floor never waits: no permit is free");
     }
 
-    /** The per-acquisition handle: its own future, closed once; it refuses obtrude, as the library's futures do. */
+    /** The per-acquisition handle of the contract before API 1.0: its own future, closed once; it refuses obtrude. */
     public static final class Handle extends CompletableFuture<Handle> implements AutoCloseable {
         private static final AtomicIntegerFieldUpdater<Handle> CLOSED =
                 AtomicIntegerFieldUpdater.newUpdater(Handle.class, "closed");
@@ -87,7 +83,7 @@ public final class PermitContractFloor {
         }
     }
 
-    /** A close-once handle that is not a future (the shapes the contract rules out). */
+    /** A close-once handle that is not a future, as the library's Permit is. */
     public static final class PlainHandle implements AutoCloseable {
         private static final AtomicIntegerFieldUpdater<PlainHandle> CLOSED =
                 AtomicIntegerFieldUpdater.newUpdater(PlainHandle.class, "closed");

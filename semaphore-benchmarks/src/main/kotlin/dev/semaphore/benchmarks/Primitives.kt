@@ -122,7 +122,7 @@ private class KotlinxMutexPermits(val m: KotlinxMutex) : SuspendPermits {
 }
 
 private class OursPriorityPermits(val s: OurPrioritySemaphore, val levels: Int) : SuspendPermits {
-    override suspend fun acquire(caller: Int) = s.acquire(caller % levels, 1)
+    override suspend fun acquire(caller: Int) = s.acquire(1, priority = caller % levels)
     override fun release() = s.release(1)
     override val queued: Int get() = s.queueLength
 }

@@ -2,7 +2,6 @@ package dev.semaphore.benchmarks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -208,34 +207,32 @@ class WorkloadsTest {
     @Test
     void permitContractFloorReleasesOncePerHandle() {
         PermitContractFloor floor = new PermitContractFloor(1);
-        PermitContractFloor.Handle p = floor.acquire().join();
-        assertTrue(p.isDone());
-        assertEquals(p, p.join(), "the handle is its own completed future");
+        CompletableFuture<PermitContractFloor.PlainHandle> f = floor.acquire();
+        assertTrue(f.isDone(), "granted at once: a completed future");
+        PermitContractFloor.PlainHandle p = f.join();
+        assertFalse(f.cancel(false), "a completed future holds its handle");
         assertThrows(IllegalStateException.class, floor::acquire, "the only permit is held");
         p.close();
         p.close(); // a second close does nothing: no over-release
-        PermitContractFloor.Handle q = floor.acquire().join();
+        PermitContractFloor.PlainHandle q = floor.acquire().join();
         assertThrows(IllegalStateException.class, floor::acquire);
-        assertThrows(UnsupportedOperationException.class, () -> q.obtrudeValue(null), "the floor's future refuses obtrude");
-        assertSame(q, q.join());
         q.close();
+        floor.acquire().join().close(); // the permit is back exactly once
     }
 
     @Test
-    void theShapesTheContractRulesOutAlsoReleaseOncePerHandle() {
+    void theOtherShapesAlsoReleaseOncePerHandle() {
         PermitContractFloor floor = new PermitContractFloor(1);
         PermitContractFloor.PlainHandle h = floor.acquireHandle();
         assertThrows(IllegalStateException.class, floor::acquireHandle, "the only permit is held");
         h.close();
         h.close(); // a second close does nothing
-        CompletableFuture<PermitContractFloor.PlainHandle> f = floor.acquireInJdkFuture();
-        assertTrue(f.isDone());
-        assertThrows(IllegalStateException.class, floor::acquireInJdkFuture, "the only permit is held");
-        PermitContractFloor.PlainHandle lost = f.join();
-        f.obtrudeValue(null); // what the contract rules out: the JDK's future lets the handle be overwritten
-        assertNull(f.join());
-        lost.close();
-        lost.close();
+        PermitContractFloor.Handle own = floor.acquireOwnFuture().join();
+        assertSame(own, own.join(), "the contract before API 1.0: the handle is its own completed future");
+        assertThrows(IllegalStateException.class, floor::acquireOwnFuture, "the only permit is held");
+        assertThrows(UnsupportedOperationException.class, () -> own.obtrudeValue(null), "it refuses obtrude");
+        own.close();
+        own.close();
         floor.acquire().join().close(); // the permit is back exactly once
     }
 

@@ -74,7 +74,7 @@ public final class JavaDemo {
         List<CompletableFuture<Void>> requests = new ArrayList<>();
         for (String name : List.of("batch-1", "batch-2", "URGENT-1", "batch-3", "URGENT-2")) {
             int priority = name.startsWith("URGENT") ? 10 : 0;
-            requests.add(database.acquire(priority, 1).thenAccept(p -> {
+            requests.add(database.atPriority(priority).acquire().thenAccept(p -> {
                 try (p) {
                     order.add(name);
                 }

@@ -76,8 +76,8 @@ private suspend fun priorities() = coroutineScope {
 private suspend fun timeout() {
     val semaphore = Semaphore(2)
     semaphore.acquire(2) // everything is held elsewhere
-    val got = semaphore.tryAcquire(permits = 1, timeout = 50.milliseconds)
-    println("3. timeout: tryAcquire(timeout = 50ms) while all permits are held returned $got; queue length ${semaphore.queueLength}")
+    val got = semaphore.tryAcquire(50.milliseconds)
+    println("3. timeout: tryAcquire(50.milliseconds) while all permits are held returned $got; queue length ${semaphore.queueLength}")
     semaphore.release(2)
     println("   after the holder releases: ${semaphore.availablePermits}/2 permits free, nothing lost")
 }

@@ -11,10 +11,13 @@
  * permit (it is then released): after that every permit is back and nobody is queued (WaiterQueue.kt,
  * W1..W3: a grant is taken by its requester or handed back, never both, never neither).
  */
+@file:OptIn(InternalSemaphoreApi::class)
+
 package dev.semaphore.verification
 
 import dev.semaphore.Semaphore
-import dev.semaphore.acquireAsync
+import dev.semaphore.bridge.InternalSemaphoreApi
+import dev.semaphore.bridge.JavaBridge
 import org.jetbrains.kotlinx.lincheck.annotations.Operation
 import org.jetbrains.kotlinx.lincheck.annotations.Param
 import org.jetbrains.kotlinx.lincheck.annotations.Validate
@@ -22,7 +25,6 @@ import org.jetbrains.kotlinx.lincheck.check
 import org.jetbrains.kotlinx.lincheck.paramgen.ThreadIdGen
 import org.junit.jupiter.api.Test
 import java.util.concurrent.CompletableFuture
-import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 
 @Param(name = "t", gen = ThreadIdGen::class)
@@ -35,7 +37,7 @@ class FutureWaiterLincheckTest {
     @Operation
     fun acquire(@Param(name = "t") t: Int): Boolean {
         if (requests[t] != null) return false
-        val f = s.acquireAsync(1, Long.MAX_VALUE, TimeUnit.NANOSECONDS) { it }
+        val f = JavaBridge.acquireAsync(s, 1, 0, JavaBridge.NO_TIMEOUT) { it }
         requests[t] = f
         return f.isDone
     }

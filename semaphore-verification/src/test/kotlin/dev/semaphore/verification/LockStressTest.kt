@@ -48,7 +48,7 @@ class LockStressTest {
                 when (mode) {
                     0 -> { lock.lock(owner); true }
                     1 -> lock.tryLock(owner)
-                    else -> lock.tryLock(owner, rnd(0, 3).milliseconds)
+                    else -> lock.tryLock(rnd(0, 3).milliseconds, owner)
                 }
             } catch (e: CancellationException) {
                 tally.cancelled.incrementAndGet()

@@ -85,16 +85,16 @@ class MisuseTableTest {
                 val msg = "was $n"
                 r += Row("Semaphore.acquire($n)", sem(), iae(msg)) { (it as Semaphore).acquire(n) }
                 r += Row("Semaphore.tryAcquire($n)", sem(), iae(msg)) { (it as Semaphore).tryAcquire(n) }
-                r += Row("Semaphore.tryAcquire($n, 1s)", sem(), iae(msg)) { (it as Semaphore).tryAcquire(n, 1.seconds) }
+                r += Row("Semaphore.tryAcquire(1s, $n)", sem(), iae(msg)) { (it as Semaphore).tryAcquire(1.seconds, n) }
                 r += Row("Semaphore.release($n)", sem { tryAcquire(2) }, iae(msg)) { (it as Semaphore).release(n) }
                 r += Row("Semaphore.addPermits($n)", sem(), iae(msg)) { (it as Semaphore).addPermits(n) }
                 r += Row("Semaphore.reducePermits($n)", sem(), iae(msg)) { (it as Semaphore).reducePermits(n) }
-                r += Row("PrioritySemaphore.acquire(0, $n)", prio(), iae(msg)) { (it as PrioritySemaphore).acquire(0, n) }
-                r += Row("PrioritySemaphore.tryAcquire(0, $n)", prio(), iae(msg)) { (it as PrioritySemaphore).tryAcquire(0, n) }
-                r += Row("PrioritySemaphore.tryAcquire(0, $n, 1s)", prio(), iae(msg)) {
-                    (it as PrioritySemaphore).tryAcquire(0, n, 1.seconds)
+                r += Row("PrioritySemaphore.acquire($n, priority = 0)", prio(), iae(msg)) { (it as PrioritySemaphore).acquire(n, priority = 0) }
+                r += Row("PrioritySemaphore.tryAcquire($n, priority = 0)", prio(), iae(msg)) { (it as PrioritySemaphore).tryAcquire(n, priority = 0) }
+                r += Row("PrioritySemaphore.tryAcquire(1s, $n, priority = 0)", prio(), iae(msg)) {
+                    (it as PrioritySemaphore).tryAcquire(1.seconds, n, priority = 0)
                 }
-                r += Row("PrioritySemaphore.release($n)", prio { tryAcquire(0, 2) }, iae(msg)) { (it as PrioritySemaphore).release(n) }
+                r += Row("PrioritySemaphore.release($n)", prio { tryAcquire(2) }, iae(msg)) { (it as PrioritySemaphore).release(n) }
                 r += Row("PrioritySemaphore.addPermits($n)", prio(), iae(msg)) { (it as PrioritySemaphore).addPermits(n) }
                 r += Row("PrioritySemaphore.reducePermits($n)", prio(), iae(msg)) { (it as PrioritySemaphore).reducePermits(n) }
             }
@@ -103,12 +103,13 @@ class MisuseTableTest {
             r += Row("Semaphore(2).acquire(3)", sem(), iae(*tooMany)) { (it as Semaphore).acquire(3) }
             r += Row("Semaphore(2).tryAcquire(3)", sem(), iae(*tooMany)) { (it as Semaphore).tryAcquire(3) }
             r += Row("Semaphore(2) held.tryAcquire(3)", sem { tryAcquire(2) }, iae(*tooMany)) { (it as Semaphore).tryAcquire(3) }
-            r += Row("Semaphore(2).tryAcquire(3, 1s)", sem(), iae(*tooMany)) { (it as Semaphore).tryAcquire(3, 1.seconds) }
+            r += Row("Semaphore(2).tryAcquire(1s, 3)", sem(), iae(*tooMany)) { (it as Semaphore).tryAcquire(1.seconds, 3) }
             r += Row("Semaphore(2).acquire(Int.MAX_VALUE)", sem(), iae("${Int.MAX_VALUE} permits")) {
                 (it as Semaphore).acquire(Int.MAX_VALUE)
             }
-            r += Row("PrioritySemaphore(2).acquire(5, 3)", prio(), iae(*tooMany)) { (it as PrioritySemaphore).acquire(5, 3) }
-            r += Row("PrioritySemaphore(2).tryAcquire(5, 3)", prio(), iae(*tooMany)) { (it as PrioritySemaphore).tryAcquire(5, 3) }
+            r += Row("PrioritySemaphore(2).acquire(3, priority = 5)", prio(), iae(*tooMany)) { (it as PrioritySemaphore).acquire(3, priority = 5) }
+            r += Row("PrioritySemaphore(2).tryAcquire(3, priority = 5)", prio(), iae(*tooMany)) { (it as PrioritySemaphore).tryAcquire(3, priority = 5) }
+            r += Row("PrioritySemaphore(2).acquire(3)", prio(), iae(*tooMany)) { (it as PrioritySemaphore).acquire(3) } // a positional Int is permits
             r += Row("Semaphore(2).reducePermits(3)", sem(), iae("reduce by 3", "only 2")) { (it as Semaphore).reducePermits(3) }
             r += Row("Semaphore(2).addPermits(Int.MAX_VALUE)", sem(), iae("add ${Int.MAX_VALUE} permits", "total of 2")) {
                 (it as Semaphore).addPermits(Int.MAX_VALUE)
@@ -132,19 +133,29 @@ class MisuseTableTest {
                 val frag = if (c == null) arrayOf("closed") else arrayOf("closed", "shutdown-cause")
                 r += Row("closed Semaphore ($label).acquire()", sem { close(c) }, closed(*frag)) { (it as Semaphore).acquire() }
                 r += Row("closed Semaphore ($label).tryAcquire()", sem { close(c) }, closed(*frag)) { (it as Semaphore).tryAcquire() }
-                r += Row("closed Semaphore ($label).tryAcquire(1, 1s)", sem { close(c) }, closed(*frag)) {
-                    (it as Semaphore).tryAcquire(1, 1.seconds)
+                r += Row("closed Semaphore ($label).tryAcquire(1s, 1)", sem { close(c) }, closed(*frag)) {
+                    (it as Semaphore).tryAcquire(1.seconds, 1)
                 }
-                r += Row("closed PrioritySemaphore ($label).acquire(7)", prio { close(c) }, closed(*frag)) {
-                    (it as PrioritySemaphore).acquire(7)
+                r += Row("closed PrioritySemaphore ($label).acquire(priority = 7)", prio { close(c) }, closed(*frag)) {
+                    (it as PrioritySemaphore).acquire(priority = 7)
                 }
-                r += Row("closed PrioritySemaphore ($label).tryAcquire(7)", prio { close(c) }, closed(*frag)) {
-                    (it as PrioritySemaphore).tryAcquire(7)
+                r += Row("closed PrioritySemaphore ($label).tryAcquire(priority = 7)", prio { close(c) }, closed(*frag)) {
+                    (it as PrioritySemaphore).tryAcquire(priority = 7)
+                }
+                r += Row("closed Lock ($label).lock()", lock { close(c) }, closed(*frag)) { (it as Lock).lock() }
+                r += Row("closed Lock ($label) free.tryLock()", lock { close(c) }, closed(*frag)) { (it as Lock).tryLock() }
+                r += Row("closed Lock ($label) held.tryLock(ownerB)", lock { tryLock(A); close(c) }, closed(*frag)) {
+                    (it as Lock).tryLock(B)
+                }
+                r += Row("closed Lock ($label) held.tryLock(1s)", lock { tryLock(A); close(c) }, closed(*frag)) {
+                    (it as Lock).tryLock(1.seconds)
                 }
             }
             r += Row("closed Semaphore.release() of a held permit still works", sem { tryAcquire(1); close() },
                 Expect.Returns(Unit, changesState = true)) { (it as Semaphore).release(1) }
             r += Row("closed Semaphore.close() again is a no-op", sem { close() }, Expect.Returns(Unit)) { (it as Semaphore).close() }
+            r += Row("closed Lock.unlock(ownerA) of its holder still works", lock { tryLock(A); close() },
+                Expect.Returns(Unit, changesState = true)) { (it as Lock).unlock(A) }
             // ---- Lock misuse ----
             r += Row("Lock free.unlock()", lock(), ise("not locked")) { (it as Lock).unlock() }
             r += Row("Lock free.unlock(ownerA)", lock(), ise("not locked", "ownerA")) { (it as Lock).unlock(A) }
@@ -159,8 +170,8 @@ class MisuseTableTest {
                 (it as Lock).tryLock(A)
             }
             r += Row("Lock held by A.lock(ownerA)", lock { tryLock(A) }, ise("already held by ownerA")) { (it as Lock).lock(A) }
-            r += Row("Lock held by A.tryLock(ownerA, 1s)", lock { tryLock(A) }, ise("already held by ownerA")) {
-                (it as Lock).tryLock(A, 1.seconds)
+            r += Row("Lock held by A.tryLock(1s, ownerA)", lock { tryLock(A) }, ise("already held by ownerA")) {
+                (it as Lock).tryLock(1.seconds, A)
             }
             r += Row("Lock held by A.tryLock(ownerB)", lock { tryLock(A) }, Expect.Returns(false)) { (it as Lock).tryLock(B) }
             r += Row("Lock(locked=true).unlock(ownerA)", { Lock(locked = true).let { l -> Subject(l) { Snapshot(null, l.queueLength, null, l.isLocked, null) } } },
@@ -178,24 +189,24 @@ class MisuseTableTest {
             }
             // ---- durations at zero / negative: try now, nothing waits ----
             for (d in listOf(Duration.ZERO, (-5).seconds, -INFINITE)) {
-                r += Row("Semaphore none free.tryAcquire(1, $d) -> false", sem { tryAcquire(2) }, Expect.Returns(false)) {
-                    (it as Semaphore).tryAcquire(1, d)
+                r += Row("Semaphore none free.tryAcquire($d, 1) -> false", sem { tryAcquire(2) }, Expect.Returns(false)) {
+                    (it as Semaphore).tryAcquire(d, 1)
                 }
-                r += Row("Semaphore free.tryAcquire(1, $d) -> true", sem(), Expect.Returns(true, changesState = true)) {
-                    (it as Semaphore).tryAcquire(1, d)
+                r += Row("Semaphore free.tryAcquire($d, 1) -> true", sem(), Expect.Returns(true, changesState = true)) {
+                    (it as Semaphore).tryAcquire(d, 1)
                 }
-                r += Row("PrioritySemaphore none free.tryAcquire(9, 1, $d) -> false", prio { tryAcquire(0, 2) }, Expect.Returns(false)) {
-                    (it as PrioritySemaphore).tryAcquire(9, 1, d)
+                r += Row("PrioritySemaphore none free.tryAcquire($d, 1, priority = 9) -> false", prio { tryAcquire(2) }, Expect.Returns(false)) {
+                    (it as PrioritySemaphore).tryAcquire(d, 1, priority = 9)
                 }
-                r += Row("Lock held.tryLock(ownerB, $d) -> false", lock { tryLock(A) }, Expect.Returns(false)) {
-                    (it as Lock).tryLock(B, d)
+                r += Row("Lock held.tryLock($d, ownerB) -> false", lock { tryLock(A) }, Expect.Returns(false)) {
+                    (it as Lock).tryLock(d, B)
                 }
-                r += Row("Lock free.tryLock(ownerB, $d) -> true", lock(), Expect.Returns(true, changesState = true)) {
-                    (it as Lock).tryLock(B, d)
+                r += Row("Lock free.tryLock($d, ownerB) -> true", lock(), Expect.Returns(true, changesState = true)) {
+                    (it as Lock).tryLock(d, B)
                 }
             }
-            r += Row("Semaphore free.tryAcquire(2, INFINITE) -> true", sem(), Expect.Returns(true, changesState = true)) {
-                (it as Semaphore).tryAcquire(2, INFINITE)
+            r += Row("Semaphore free.tryAcquire(INFINITE, 2) -> true", sem(), Expect.Returns(true, changesState = true)) {
+                (it as Semaphore).tryAcquire(INFINITE, 2)
             }
             return r.map { Arguments.of(it) }
         }
@@ -228,7 +239,7 @@ class MisuseTableTest {
     fun tableCoversEveryKind() {
         val names = rows().map { it.get()[0].toString() }
         for (kind in listOf("(0", "(-1", "(-2147483648", ".acquire(3)", "release(1)", "double unlock", "unlock(ownerB)",
-            "tryLock(ownerA)", "closed Semaphore", "closed PrioritySemaphore", "Semaphore(-1)", "aging=0s", "aging=-1s",
+            "tryLock(ownerA)", "closed Semaphore", "closed PrioritySemaphore", "closed Lock", "Semaphore(-1)", "aging=0s", "aging=-1s",
             "aging=Infinity", "0s) -> false", "-5s) -> false", "INFINITE")) {
             assertTrue(names.any { kind in it }, "no row for $kind")
         }
@@ -242,10 +253,10 @@ class MisuseTableTest {
         for (aging in listOf<Duration?>(null, 1.milliseconds, 1.seconds)) {
             val clock = TestTimeSource()
             val s = PrioritySemaphore(1, aging, clock)
-            assertTrue(s.tryAcquire(Int.MIN_VALUE)) // hold the only permit; MIN_VALUE is a valid priority
+            assertTrue(s.tryAcquire(priority = Int.MIN_VALUE)) // hold the only permit; MIN_VALUE is a valid priority
             val order = mutableListOf<String>()
             val prios = listOf(Int.MIN_VALUE to "min1", 0 to "zero", Int.MAX_VALUE to "max1", Int.MIN_VALUE to "min2", Int.MAX_VALUE to "max2")
-            val jobs = prios.map { (p, name) -> launch(start = CoroutineStart.UNDISPATCHED) { s.acquire(p); order += name } }
+            val jobs = prios.map { (p, name) -> launch(start = CoroutineStart.UNDISPATCHED) { s.acquire(priority = p); order += name } }
             assertEquals(5, s.queueLength)
             assertEquals(2, s.queueLength(Int.MIN_VALUE))
             assertEquals(2, s.queueLength(Int.MAX_VALUE))
@@ -265,12 +276,12 @@ class MisuseTableTest {
     fun agingLiftsMinValueAboveYoungMaxValue() = runBlocking {
         val clock = TestTimeSource()
         val s = PrioritySemaphore(1, aging = 1.milliseconds, timeSource = clock)
-        assertTrue(s.tryAcquire(Int.MAX_VALUE))
+        assertTrue(s.tryAcquire(priority = Int.MAX_VALUE))
         val order = mutableListOf<String>()
-        val old = launch(start = CoroutineStart.UNDISPATCHED) { s.acquire(Int.MIN_VALUE); order += "old-min" }
+        val old = launch(start = CoroutineStart.UNDISPATCHED) { s.acquire(priority = Int.MIN_VALUE); order += "old-min" }
         // (MAX - MIN) = 2^32 - 1 aging intervals of 1 ms, plus one more: about 50 days of waiting.
         clock += (4_294_967_296L).milliseconds
-        val young = launch(start = CoroutineStart.UNDISPATCHED) { s.acquire(Int.MAX_VALUE); order += "young-max" }
+        val young = launch(start = CoroutineStart.UNDISPATCHED) { s.acquire(priority = Int.MAX_VALUE); order += "young-max" }
         s.release(1); yield(); s.release(1); yield()
         old.join(); young.join()
         assertEquals(listOf("old-min", "young-max"), order)
@@ -283,7 +294,7 @@ class MisuseTableTest {
         val s = Semaphore(1)
         assertTrue(s.tryAcquire())
         var result: Boolean? = null
-        val job = launch(start = CoroutineStart.UNDISPATCHED) { result = s.tryAcquire(1, INFINITE) }
+        val job = launch(start = CoroutineStart.UNDISPATCHED) { result = s.tryAcquire(INFINITE, 1) }
         repeat(10) { yield() }
         assertEquals(1, s.queueLength)
         assertEquals(null, result)
@@ -295,7 +306,7 @@ class MisuseTableTest {
         val l = Lock()
         l.tryLock(A)
         var locked: Boolean? = null
-        val lj = launch(start = CoroutineStart.UNDISPATCHED) { locked = l.tryLock(B, INFINITE) }
+        val lj = launch(start = CoroutineStart.UNDISPATCHED) { locked = l.tryLock(INFINITE, B) }
         repeat(10) { yield() }
         assertEquals(1, l.queueLength)
         l.unlock(A)

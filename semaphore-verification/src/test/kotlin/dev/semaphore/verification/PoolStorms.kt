@@ -53,14 +53,15 @@ class PoolUnderTest(
         fun semaphore(permits: Int): PoolUnderTest {
             val s = Semaphore(permits)
             return PoolUnderTest("Semaphore($permits)", s, intArrayOf(0), { n, _ -> s.acquire(n) }, { n, _ -> s.tryAcquire(n) },
-                { n, _, t -> s.tryAcquire(n, t) })
+                { n, _, t -> s.tryAcquire(t, n) })
         }
 
         fun priority(permits: Int, aging: Duration?): PoolUnderTest {
             val s = PrioritySemaphore(permits, aging)
             return PoolUnderTest("PrioritySemaphore($permits, aging=$aging)", s,
                 intArrayOf(Int.MIN_VALUE, -1, 0, 1, 5, Int.MAX_VALUE),
-                { n, p -> s.acquire(p, n) }, { n, p -> s.tryAcquire(p, n) }, { n, p, t -> s.tryAcquire(p, n, t) })
+                { n, p -> s.acquire(n, priority = p) }, { n, p -> s.tryAcquire(n, priority = p) },
+                { n, p, t -> s.tryAcquire(t, n, priority = p) })
         }
     }
 }

@@ -24,16 +24,16 @@ class PrioritySemaphoreLincheckTest {
     private val s = PrioritySemaphore(2)
 
     @Operation
-    fun tryAcquire(@Param(name = "priority") p: Int, @Param(name = "n") n: Int) = outcome { s.tryAcquire(p, n) }
+    fun tryAcquire(@Param(name = "priority") p: Int, @Param(name = "n") n: Int) = outcome { s.tryAcquire(n, priority = p) }
 
     private val shared = SharedJob()
 
     @Operation(cancellableOnSuspension = false) // never cancelled
-    suspend fun acquire(@Param(name = "priority") p: Int, @Param(name = "n") n: Int) = outcome { s.acquire(p, n); OK }
+    suspend fun acquire(@Param(name = "priority") p: Int, @Param(name = "n") n: Int) = outcome { s.acquire(n, priority = p); OK }
 
     @Operation(cancellableOnSuspension = false) // cancelled through the shared Job only
     suspend fun acquireInJob(@Param(name = "priority") p: Int, @Param(name = "n") n: Int) =
-        outcome { shared.acquire { s.acquire(p, n) } }
+        outcome { shared.acquire { s.acquire(n, priority = p) } }
 
     @Operation(runOnce = true)
     fun cancelJob() = shared.cancel()

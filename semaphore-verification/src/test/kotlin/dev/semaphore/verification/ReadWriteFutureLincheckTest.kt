@@ -13,14 +13,16 @@
  * completed after its slot's close included: after that nothing is held and nobody is queued, so no interleaving of a grant, an
  * upgrade's hand-back (W3, then H2's upgradeFailed) and a close lost a hold or ended one twice.
  */
+@file:OptIn(InternalSemaphoreApi::class)
+
 package dev.semaphore.verification
 
-import dev.semaphore.HoldKind
-import dev.semaphore.LockHold
 import dev.semaphore.ReadWriteLock
 import dev.semaphore.ReadWriteLockImpl
-import dev.semaphore.lockAsync
-import dev.semaphore.upgradeAsync
+import dev.semaphore.bridge.HoldKind
+import dev.semaphore.bridge.InternalSemaphoreApi
+import dev.semaphore.bridge.JavaBridge
+import dev.semaphore.bridge.LockHold
 import org.jetbrains.kotlinx.lincheck.annotations.Operation
 import org.jetbrains.kotlinx.lincheck.annotations.Param
 import org.jetbrains.kotlinx.lincheck.annotations.Validate
@@ -29,7 +31,6 @@ import org.jetbrains.kotlinx.lincheck.paramgen.IntGen
 import org.jetbrains.kotlinx.lincheck.paramgen.ThreadIdGen
 import org.junit.jupiter.api.Test
 import java.util.concurrent.CompletableFuture
-import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 
 @Param(name = "t", gen = ThreadIdGen::class)
@@ -44,7 +45,7 @@ class ReadWriteFutureLincheckTest {
     @Operation
     fun request(@Param(name = "t") t: Int, @Param(gen = IntGen::class, conf = "0:2") k: Int): Boolean {
         if (requests[t] != null) return false
-        val f = lock.lockAsync(HoldKind.entries[k], Long.MAX_VALUE, TimeUnit.NANOSECONDS) { it }
+        val f = JavaBridge.lockAsync(lock, HoldKind.entries[k], JavaBridge.NO_TIMEOUT) { it }
         requests[t] = f
         return f.isDone
     }
@@ -55,7 +56,7 @@ class ReadWriteFutureLincheckTest {
         val hold = delivered(requests[t]) ?: return null
         if (upgrades[t] != null || requestClosed[t]) return null
         return outcome {
-            val f = lock.upgradeAsync(hold, Long.MAX_VALUE, TimeUnit.NANOSECONDS) { it }
+            val f = JavaBridge.upgradeAsync(lock, hold, JavaBridge.NO_TIMEOUT) { it }
             upgrades[t] = f
             f.isDone
         }

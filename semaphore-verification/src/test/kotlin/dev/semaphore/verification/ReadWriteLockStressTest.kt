@@ -17,14 +17,15 @@
  * RS4 every path was exercised: grants of each kind, upgrades, downgrades, failed tries, timeouts,
  *     cancellations.
  */
+@file:OptIn(InternalSemaphoreApi::class)
+
 package dev.semaphore.verification
 
-import dev.semaphore.HoldKind
-import dev.semaphore.LockHold
 import dev.semaphore.ReadWriteLockImpl
-import dev.semaphore.downgrade
-import dev.semaphore.lockAsync
-import dev.semaphore.upgradeAsync
+import dev.semaphore.bridge.HoldKind
+import dev.semaphore.bridge.InternalSemaphoreApi
+import dev.semaphore.bridge.JavaBridge
+import dev.semaphore.bridge.LockHold
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.suspendCancellableCoroutine
@@ -186,7 +187,7 @@ class ReadWriteLockStressTest {
             val mode = rnd(0, 3)
             val timeoutMs = when (mode) { 0 -> Long.MAX_VALUE; 1 -> 0L; else -> rnd(0, 3).toLong() }
             var hold: LockHold = try {
-                lock.lockAsync(first, timeoutMs, TimeUnit.MILLISECONDS) { it }.awaitHold()
+                JavaBridge.lockAsync(lock, first, TimeUnit.MILLISECONDS.toNanos(timeoutMs)) { it }.awaitHold()
             } catch (e: CancellationException) {
                 counts.cancelled.incrementAndGet()
                 throw e
@@ -205,7 +206,7 @@ class ReadWriteLockStressTest {
                     inside.exit(kind)
                     kind = null
                     val upgradeMs = if (rnd(0, 2) == 0) Long.MAX_VALUE else rnd(0, 3).toLong()
-                    val write = lock.upgradeAsync(hold, upgradeMs, TimeUnit.MILLISECONDS) { it }.awaitHold()
+                    val write = JavaBridge.upgradeAsync(lock, hold, TimeUnit.MILLISECONDS.toNanos(upgradeMs)) { it }.awaitHold()
                     if (write == null) {
                         kind = HoldKind.UPGRADABLE_READ
                         inside.enter(kind)
@@ -221,7 +222,7 @@ class ReadWriteLockStressTest {
                     inside.exit(kind)
                     kind = HoldKind.READ
                     inside.enter(kind)
-                    hold = lock.downgrade(hold)
+                    hold = JavaBridge.downgrade(lock, hold)
                     counts.downgrades.incrementAndGet()
                     selfCheck(kind)
                 }
