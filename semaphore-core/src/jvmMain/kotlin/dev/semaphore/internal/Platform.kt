@@ -3,7 +3,7 @@
  * threads that wait for it to be unlocked, an atomic reference (the lock's holder), the per-thread slot
  * used by the wake trampoline, the JVM half of a coroutine's waiter (CoroutineWaiterCell), and a polite
  * busy-wait. Everything JVM-only in semaphore-core lives
- * under src/jvmMain (this file, the future and thread waiters, and the public JavaBridge.kt);
+ * under src/jvmMain (this file, the future and thread waiters, and bridge/JavaBridge.kt for the Java module);
  * src/main is common Kotlin. Porting the engine to another Kotlin target means re-implementing
  * these small pieces; WaiterQueue.kt and WaitOrder.kt stay as they are.
  *

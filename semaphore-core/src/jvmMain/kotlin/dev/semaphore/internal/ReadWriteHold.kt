@@ -1,5 +1,5 @@
 /*
- * ReadWriteHold: one hold of a ReadWriteLock taken by a JVM caller (JavaBridge.kt), with an identity
+ * ReadWriteHold: one hold of a ReadWriteLock taken by a JVM caller (bridge/JavaBridge.kt), with an identity
  * of its own, so that a stale handle can never end a hold it does not own. The lock's holds are
  * anonymous counts (ReadWriteLock.kt, RW4); this object adds, on top of them and without new rules
  * for the lock, a state of its own. Each step is one CAS, so of two racing operations on one handle
