@@ -38,7 +38,8 @@ internal open class GrantFuture<T> : CompletableFuture<T>() {
     /** Completes with the grant's value, bypassing the withdrawal; false if someone completed it first. */
     fun deliver(value: T): Boolean = super.complete(value)
 
-    fun fail(cause: Throwable): Boolean = super.completeExceptionally(cause)
+    /** Fails the request (the engine's onFailed: closed; nothing is held), bypassing the withdrawal. */
+    open fun fail(cause: Throwable): Boolean = super.completeExceptionally(cause)
 
     /**
      * W2, before the completion: whoever then sees the future done also sees the request out of the
@@ -87,9 +88,10 @@ internal open class GrantFuture<T> : CompletableFuture<T>() {
 }
 
 /**
- * A [GrantFuture] that runs [onWithdrawn] once if a withdrawal took the request out of the line (never
- * granted), by the first withdrawer that sees it so; every withdrawer waits for it to finish before it
- * completes the future, so whoever sees the future done also sees its effects.
+ * A [GrantFuture] that runs [onWithdrawn] once if the request left the line without a grant: withdrawn
+ * (by the first withdrawer that sees it so) or failed by the engine (closed). Every withdrawer waits for
+ * it to finish before it completes the future, and a failure runs it before failing the future, so
+ * whoever sees the future done also sees its effects.
  */
 private class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : GrantFuture<T>() {
     /** 0: [onWithdrawn] not run; 1: running; 2: done. */
@@ -103,7 +105,20 @@ private class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : GrantF
     override fun withdraw() {
         super.withdraw()
         val w = waiter ?: return
-        if (w.status != PermitWaiter.CANCELLED) return // granted (W2: the grant is the requester's) or failed
+        // Out of the line without a grant: withdrawn, or failed by the engine, whose onFailed (fail) may
+        // not have run yet. A grant (W2) is the requester's: no hook.
+        val st = w.status
+        if (st == PermitWaiter.CANCELLED || st == PermitWaiter.FAILED) runHook()
+    }
+
+    /** The engine failed the request (closed): it never held anything, so the hook runs, before the failure. */
+    override fun fail(cause: Throwable): Boolean {
+        runHook()
+        return super.fail(cause)
+    }
+
+    /** Runs [onWithdrawn] once; a second caller waits until it has run (unless it is the runner, re-entered). */
+    private fun runHook() {
         if (HOOK.compareAndSet(this, 0, 1)) {
             hookRunner = Thread.currentThread()
             try {

@@ -267,7 +267,7 @@ public final class AsyncReadWriteLock {
      *     Kotlin code is upgrading the lock's upgradable read; nothing changes
      */
     public CompletableFuture<Permit> upgrade(Permit upgradable) {
-        return JavaBridge.upgradeAsync(kotlin, hold(upgradable), NO_TIMEOUT, Permit.OF_HOLD);
+        return JavaBridge.upgradeAsync(kotlin, hold(upgradable, "upgradable"), NO_TIMEOUT, Permit.OF_HOLD);
     }
 
     /**
@@ -276,7 +276,7 @@ public final class AsyncReadWriteLock {
      * @return a future of the write hold; see {@link #upgrade(Permit)}
      */
     public CompletableFuture<Permit> upgrade(Permit upgradable, Duration timeout) {
-        return JavaBridge.upgradeAsync(kotlin, hold(upgradable), Waits.nanos(timeout), Permit.OF_HOLD);
+        return JavaBridge.upgradeAsync(kotlin, hold(upgradable, "upgradable"), Waits.nanos(timeout), Permit.OF_HOLD);
     }
 
     /**
@@ -288,7 +288,7 @@ public final class AsyncReadWriteLock {
      * @throws InterruptedException if interrupted, with the upgradable read still held
      */
     public Permit upgradeBlocking(Permit upgradable) throws InterruptedException {
-        return new Permit(Objects.requireNonNull(JavaBridge.upgradeBlocking(kotlin, hold(upgradable), NO_TIMEOUT)));
+        return new Permit(Objects.requireNonNull(JavaBridge.upgradeBlocking(kotlin, hold(upgradable, "upgradable"), NO_TIMEOUT)));
     }
 
     /**
@@ -301,7 +301,7 @@ public final class AsyncReadWriteLock {
      * @throws InterruptedException if interrupted, with the upgradable read still held
      */
     public Optional<Permit> upgradeBlocking(Permit upgradable, Duration timeout) throws InterruptedException {
-        return Optional.ofNullable(JavaBridge.upgradeBlocking(kotlin, hold(upgradable), Waits.nanos(timeout))).map(Permit::new);
+        return Optional.ofNullable(JavaBridge.upgradeBlocking(kotlin, hold(upgradable, "upgradable"), Waits.nanos(timeout))).map(Permit::new);
     }
 
     /**
@@ -313,7 +313,7 @@ public final class AsyncReadWriteLock {
      * @throws IllegalStateException if {@code write} was closed or downgraded already; nothing changes
      */
     public Permit downgrade(Permit write) {
-        return new Permit(JavaBridge.downgrade(kotlin, Objects.requireNonNull(write, "write").hold));
+        return new Permit(JavaBridge.downgrade(kotlin, hold(write, "write")));
     }
 
     // ---- queries and close ----
@@ -361,7 +361,7 @@ public final class AsyncReadWriteLock {
         return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, kind, nanos)).map(Permit::new);
     }
 
-    private static dev.semaphore.bridge.@Nullable LockHold hold(Permit permit) {
-        return Objects.requireNonNull(permit, "permit").hold;
+    private static dev.semaphore.bridge.@Nullable LockHold hold(Permit permit, String name) {
+        return Objects.requireNonNull(permit, name).hold;
     }
 }

@@ -47,7 +47,8 @@
  * or completing does nothing: it holds the {@code Permit}. Cancelling a future derived from one
  * ({@code thenApply}...) does not reach it. {@code obtrudeValue} and {@code obtrudeException} are not
  * supported (the JDK documents them for error recovery only): on a future that holds a {@code Permit}
- * they would drop it, and its permits would stay held forever.
+ * they would drop it, and its permits would stay held forever. (A pending request's future refuses them;
+ * the completed future of a request granted at once is the JDK's, which cannot.)
  *
  * <h2 id="timeouts">Timeouts</h2>
  * A timed future fails with {@link java.util.concurrent.TimeoutException} when the time runs out
