@@ -6,7 +6,6 @@ import static dev.semaphore.async.TestSupport.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -159,19 +158,28 @@ class BlockingTest {
     @Test
     void lockBlockingInterruptLeavesTheLockAsItWas() throws Exception {
         AsyncLock lock = AsyncLock.create();
-        Permit mine = lock.lockBlocking("main");
-        Outcome o = new Outcome(() -> lock.lockBlocking("worker"));
+        Permit mine = lock.lockBlocking();
+        Outcome o = new Outcome(lock::lockBlocking);
         await("worker queued", () -> lock.queueLength() == 1);
         o.thread.interrupt();
         assertInstanceOf(InterruptedException.class, o.join());
-        assertTrue(lock.holdsLock("main"));
+        assertTrue(lock.isLocked());
+        assertEquals(0, lock.queueLength());
+        mine.close(); // would throw IllegalStateException if the interrupted waiter had ended or replaced this hold
+        assertFalse(lock.isLocked());
+
+        // The same for tryLock(Duration), which blocks like java.util.concurrent.locks.Lock.tryLock(time, unit).
+        mine = lock.lockBlocking();
+        Outcome interruptedTry = new Outcome(() -> lock.tryLock(Duration.ofMinutes(1)));
+        await("timed worker queued", () -> lock.queueLength() == 1);
+        interruptedTry.thread.interrupt();
+        assertInstanceOf(InterruptedException.class, interruptedTry.join());
         assertEquals(0, lock.queueLength());
         mine.close();
         assertFalse(lock.isLocked());
-        assertNull(lock.lockBlocking(Duration.ZERO).map(p -> {
-            p.close();
-            return null;
-        }).orElse(null));
+        Permit free = lock.lockBlocking(Duration.ZERO).orElseThrow(); // free: a zero timeout takes it now
+        assertTrue(lock.isLocked());
+        free.close();
         assertFalse(lock.isLocked());
     }
 }

@@ -173,10 +173,9 @@ class CancellationRaceTest {
         AsyncLock lock = AsyncLock.create();
         runConcurrently(() -> {
             ThreadLocalRandom r = ThreadLocalRandom.current();
-            Object owner = new Object();
             CompletableFuture<Permit> f = r.nextInt(3) == 0
-                    ? lock.lock(owner, Duration.ofNanos(r.nextInt(100_000)))
-                    : (r.nextBoolean() ? lock.lock(owner) : lock.lock());
+                    ? lock.lock(Duration.ofNanos(r.nextInt(100_000)))
+                    : lock.lock();
             if (r.nextBoolean()) Thread.yield();
             if (r.nextInt(3) == 0 && f.cancel(false)) {
                 withdrawn.increment();

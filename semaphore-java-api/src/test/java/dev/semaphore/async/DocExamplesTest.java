@@ -60,11 +60,11 @@ class DocExamplesTest {
         AsyncSemaphore limiter = AsyncSemaphore.create(1);
         Permit busy = limiter.acquire().join();
         // example: give-up
-        CompletableFuture<Permit> request = limiter.acquire(1, Duration.ofMillis(200));
+        CompletableFuture<Permit> request = limiter.acquire(Duration.ofMillis(200));
         if (!request.cancel(false)) {
             request.join().close();   // granted in the same instant: the future holds a Permit to close
         }
-        Optional<Permit> maybe = limiter.acquireBlocking(1, Duration.ofMillis(10));   // empty on timeout
+        Optional<Permit> maybe = limiter.acquireBlocking(Duration.ofMillis(10));   // empty on timeout
         maybe.ifPresent(Permit::close);
         // end
         assertTrue(request.isCancelled());
@@ -75,22 +75,41 @@ class DocExamplesTest {
     }
 
     @Test
+    void tryForms() throws Exception {
+        // example: try
+        AsyncSemaphore connections = AsyncSemaphore.create(2);
+        if (connections.tryAcquire(2, Duration.ofSeconds(1))) {   // blocks up to 1 s, like Semaphore.tryAcquire
+            try {
+                render("with both connections");
+            } finally {
+                connections.release(2);                           // the try forms give back with release(n)
+            }
+        }
+        // end
+        assertEquals(List.of("rendered with both connections"), log);
+        assertEquals(2, connections.availablePermits());
+        assertEquals(0, connections.queueLength());
+    }
+
+    @Test
     void priority() {
         // example: priority
         AsyncPrioritySemaphore database = AsyncPrioritySemaphore.create(1);
-        CompletableFuture<String> report = database.withPermit(0, 1, () -> query("nightly report"));
-        CompletableFuture<String> page = database.withPermit(10, 1, () -> query("user page")); // served first if both wait
+        CompletableFuture<String> report = database.withPermit(() -> query("nightly report"));              // priority 0
+        CompletableFuture<String> page = database.atPriority(10).withPermit(() -> query("user page"));      // served first if both wait
         // end
         assertEquals("rows of nightly report", report.join());
         assertEquals("rows of user page", page.join());
         AsyncPrioritySemaphore busy = AsyncPrioritySemaphore.create(1);
         Permit held = busy.acquire().join();
-        CompletableFuture<String> low = busy.withPermit(0, 1, () -> query("low"));
-        CompletableFuture<String> high = busy.withPermit(10, 1, () -> query("high"));
+        CompletableFuture<String> low = busy.withPermit(() -> query("low"));
+        CompletableFuture<String> high = busy.atPriority(10).withPermit(() -> query("high"));
         held.close();
         low.join();
         high.join();
         assertEquals(List.of("nightly report", "user page", "high", "low"), log);
+        assertEquals(1, database.availablePermits());
+        assertEquals(1, busy.availablePermits());
     }
 
     @Test
@@ -115,25 +134,31 @@ class DocExamplesTest {
         return "entry";
     }
 
+    /** The read-write example's stage: renders the cache, as a read-only action would. */
+    private CompletableFuture<String> render(List<String> entries) {
+        log.add("rendered " + entries);
+        return CompletableFuture.completedFuture("shown " + entries);
+    }
+
     @Test
     void readWriteLock() throws Exception {
         // example: read-write-lock
         AsyncReadWriteLock lock = AsyncReadWriteLock.create();
-        try (Permit read = lock.readLockBlocking()) {         // many readers at once
-            render(cache.toString());
-        }
-        try (Permit upgradable = lock.upgradableReadLock().join()) {
+        String shown = lock.withReadLock(() -> render(cache)).join();  // many readers at once
+        try (Permit upgradable = lock.upgradableReadLockBlocking()) {
             if (cache.isEmpty()) {
-                try (Permit write = lock.upgrade(upgradable).join()) {   // no writer in between
+                try (Permit write = lock.upgradeBlocking(upgradable)) {   // no writer in between
                     cache.add(load());
                 }
             }
         }
         // end
+        assertEquals("shown []", shown);
         assertEquals(List.of("rendered []", "loaded"), log);
         assertEquals(List.of("entry"), cache);
-        assertEquals(0, lock.asKotlin().getReadHolds());
-        assertFalse(lock.asKotlin().isWriteLocked());
+        assertEquals(0, lock.readHolds());
+        assertFalse(lock.isWriteLocked());
+        assertEquals(0, lock.queueLength());
         lock.writeLock(Duration.ZERO).join().close(); // free again: the write hold is granted at once
     }
 
@@ -170,7 +195,7 @@ class DocExamplesTest {
         String readme = document("../README.md");
         String src = "src/main/java/dev/semaphore/async/";
         List<Example> examples = examples();
-        assertEquals(List.of("semaphore", "give-up", "priority", "lock", "read-write-lock"), examples.stream().map(Example::name).toList());
+        assertEquals(List.of("semaphore", "give-up", "try", "priority", "lock", "read-write-lock"), examples.stream().map(Example::name).toList());
         for (Example e : examples) {
             String where = switch (e.name()) {
                 case "semaphore" -> src + "AsyncSemaphore.java";

@@ -71,14 +71,14 @@ class FifoAcrossFrontEndsTest {
     void oneLineForKotlinAndJavaLockWaiters() throws Exception {
         AsyncLock lock = AsyncLock.create();
         Lock kotlin = lock.asKotlin();
-        Permit first = lock.lockBlocking("main");
+        Permit first = lock.lockBlocking();
         List<String> order = Collections.synchronizedList(new ArrayList<>());
         CompletableFuture<?> c = TestSupport.kotlinLock(kotlin, "coroutine").thenRun(() -> order.add("coroutine"));
-        CompletableFuture<Permit> f = lock.lock("future");
+        CompletableFuture<Permit> f = lock.lock();
         f.thenRun(() -> order.add("future"));
         Thread t = new Thread(() -> {
             try {
-                Permit p = lock.lockBlocking("thread");
+                Permit p = lock.lockBlocking();
                 order.add("thread");
                 p.close();
             } catch (InterruptedException e) {

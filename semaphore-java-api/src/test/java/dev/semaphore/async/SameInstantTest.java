@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -68,25 +69,35 @@ class SameInstantTest {
 
     @Test
     void aLockGrantedToACancelledRequestIsPassedOnWithTheRightHolder() {
+        // Java holds have no owner to look at: the holder is checked through the holds themselves (closing
+        // a Permit whose hold is not the current one throws) and through a Kotlin owner queued last.
         AsyncLock lock = AsyncLock.create();
-        Permit first = lock.lock("first").join();
-        CompletableFuture<Permit> a = lock.lock("a");
-        CompletableFuture<Permit> victim = lock.lock("victim");
-        CompletableFuture<Permit> next = lock.lock("next");
+        Permit first = lock.lock().join();
+        CompletableFuture<Permit> a = lock.lock();
+        CompletableFuture<Permit> victim = lock.lock();
+        CompletableFuture<Permit> next = lock.lock();
+        CompletableFuture<kotlin.Unit> kotlinOwner = TestSupport.kotlinLock(lock.asKotlin(), "kotlin");
         AtomicBoolean cancelWon = new AtomicBoolean();
         AtomicBoolean victimHeldInside = new AtomicBoolean();
+        AtomicInteger queuedInside = new AtomicInteger(-1);
         a.thenAccept(p -> {
-            p.close(); // grants `victim` (holder recorded at once), delivery deferred
-            victimHeldInside.set(lock.holdsLock("victim"));
+            p.close(); // grants `victim` (its hold recorded at once), delivery deferred
+            victimHeldInside.set(lock.isLocked());
+            queuedInside.set(lock.queueLength());
             cancelWon.set(victim.cancel(true));
         });
         first.close();
-        assertTrue(victimHeldInside.get(), "the holder is recorded under the engine lock at the grant");
+        assertTrue(victimHeldInside.get(), "the hold is recorded under the engine lock at the grant");
+        assertEquals(2, queuedInside.get(), "the victim left the line when granted; next and the Kotlin owner wait");
         assertTrue(cancelWon.get());
+        assertTrue(victim.isCancelled());
         assertTrue(next.isDone(), "handed on to the next request");
-        assertTrue(lock.holdsLock("next"));
-        assertFalse(lock.holdsLock("victim"), "the hand-back cleared the cancelled holder");
-        next.join().close();
+        assertFalse(kotlinOwner.isDone(), "only one holder: the Kotlin owner still waits");
+        assertEquals(1, lock.queueLength());
+        next.join().close(); // throws if the lock's current hold were not next's (e.g. the victim's)
+        assertTrue(kotlinOwner.isDone(), "next's close passed the lock on: its hold was the current one");
+        assertTrue(lock.asKotlin().holdsLock("kotlin"));
+        lock.asKotlin().unlock("kotlin");
         assertFalse(lock.isLocked());
         assertEquals(0, lock.queueLength());
     }

@@ -60,14 +60,37 @@ class StalePermitTest {
     }
 
     @Test
-    void sameOwnerReacquiringDoesNotRevivePreviousPermit() throws InterruptedException {
+    void theSameCallerReacquiringDoesNotRevivePreviousPermit() throws InterruptedException {
+        // The Java API has no owners any more: a caller's second hold is a new hold, and its first
+        // Permit stays stale, whatever form took each (here a future, then a blocking call).
         AsyncLock lock = AsyncLock.create();
-        Object owner = "worker-1";
-        Permit p1 = lock.lock(owner).join();
-        lock.unlock(owner);
-        Permit p2 = lock.lockBlocking(owner);
+        Permit p1 = lock.lock().join();
+        lock.unlock();
+        Permit p2 = lock.lockBlocking();
         assertStaleCloseChangesNothing(lock, p1, p2);
-        assertFalse(lock.holdsLock(owner));
+    }
+
+    @Test
+    void aStalePermitNeverUnlocksAKotlinOwnersHold() {
+        // What owners gave the old Java API, Kotlin code still has on the same lock; a stale Java Permit
+        // must not end a Kotlin owner's hold either.
+        AsyncLock lock = AsyncLock.create();
+        dev.semaphore.Lock kotlin = lock.asKotlin();
+        Object owner = "worker-1";
+        Permit p1 = lock.lock().join();
+        lock.unlock();
+        assertTrue(kotlin.tryLock(owner));
+        CompletableFuture<Permit> waiter = lock.lock();
+        IllegalStateException e = assertThrows(IllegalStateException.class, p1::close);
+        assertTrue(e.getMessage().contains("already ended"), e.getMessage());
+        assertTrue(e.getMessage().contains("worker-1"), "names the current holder: " + e.getMessage());
+        assertTrue(kotlin.holdsLock(owner), "the Kotlin owner's hold was not freed");
+        assertFalse(waiter.isDone());
+        kotlin.unlock(owner);
+        assertTrue(waiter.isDone());
+        waiter.join().close();
+        assertFalse(lock.isLocked());
+        assertEquals(0, lock.queueLength());
     }
 
     @Test

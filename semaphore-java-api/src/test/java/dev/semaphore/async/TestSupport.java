@@ -58,9 +58,12 @@ final class TestSupport {
         return coroutine((scope, cont) -> s.acquire(permits, cont));
     }
 
-    /** A Kotlin coroutine blocked in PrioritySemaphore.acquire(priority, permits). */
-    static CompletableFuture<Unit> kotlinAcquire(dev.semaphore.PrioritySemaphore s, int priority, int permits) {
-        return coroutine((scope, cont) -> s.acquire(priority, permits, cont));
+    /**
+     * A Kotlin coroutine blocked in PrioritySemaphore.acquire(permits, priority = priority). The Kotlin
+     * API takes the permit count first (a positional Int is permits); the priority is named there.
+     */
+    static CompletableFuture<Unit> kotlinAcquireAtPriority(dev.semaphore.PrioritySemaphore s, int priority) {
+        return coroutine((scope, cont) -> s.acquire(1, priority, cont));
     }
 
     /** A Kotlin coroutine blocked in Lock.lock(owner). */
@@ -88,8 +91,24 @@ final class TestSupport {
         return assertInstanceOf(type, failure(f));
     }
 
-    /** Asserts the semaphore's state. */
-    static void assertState(AsyncSemaphore s, int available, int queued) {
+    /**
+     * The library's modules and their dependencies, where this test run found them (jars or class
+     * folders, from each anchor class's CodeSource): a class path or module path for javac.
+     */
+    static String libraryPath() throws java.net.URISyntaxException {
+        Class<?>[] anchors = {
+            AsyncSemaphore.class, dev.semaphore.Semaphore.class, kotlin.Unit.class,
+            kotlinx.coroutines.Job.class, org.jspecify.annotations.NullMarked.class,
+        };
+        java.util.List<String> paths = new java.util.ArrayList<>();
+        for (Class<?> c : anchors) {
+            paths.add(java.nio.file.Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+        }
+        return String.join(java.io.File.pathSeparator, paths);
+    }
+
+    /** Asserts the semaphore's state (an AsyncSemaphore, an AsyncPrioritySemaphore or one of its views). */
+    static void assertState(AsyncPermitPool s, int available, int queued) {
         assertEquals(available, s.availablePermits(), "availablePermits of " + s);
         assertEquals(queued, s.queueLength(), "queueLength of " + s);
     }

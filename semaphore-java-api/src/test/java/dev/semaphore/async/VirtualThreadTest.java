@@ -196,7 +196,7 @@ class VirtualThreadTest {
         Permit held = lock.lockBlocking();
         List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
         Thread vt = virtualThread(() -> {
-            try (Permit p = lock.lockBlocking("vt")) {
+            try (Permit p = lock.lockBlocking()) {
                 order.add("virtual thread");
             } catch (InterruptedException e) {
                 throw new AssertionError(e);
@@ -204,7 +204,7 @@ class VirtualThreadTest {
         });
         vt.start();
         await("virtual thread queued", () -> lock.queueLength() == 1);
-        lock.lock("future").thenAccept(p -> {
+        lock.lock().thenAccept(p -> {
             order.add("future");
             p.close();
         });
@@ -212,6 +212,8 @@ class VirtualThreadTest {
         vt.join();
         await("future served", () -> order.size() == 2);
         assertEquals(List.of("virtual thread", "future"), order);
+        await("the future's permit closed", () -> !lock.isLocked());
+        assertEquals(0, lock.queueLength());
     }
 
     private static boolean mentions(RecordedEvent e, String text) {

@@ -102,14 +102,18 @@ class WithPermitTest {
     @Test
     void withLockUnlocksOnSuccessFailureThrowAndNull() {
         AsyncLock lock = AsyncLock.create();
-        Object me = new Object();
         CompletableFuture<String> pending = new CompletableFuture<>();
-        CompletableFuture<String> ok = lock.withLock(me, () -> {
-            assertTrue(lock.holdsLock(me), "the owner holds the lock while the action runs");
+        CompletableFuture<String> ok = lock.withLock(() -> {
+            assertTrue(lock.isLocked(), "the lock is held while the action runs");
             return pending;
         });
         assertTrue(lock.isLocked());
+        assertFalse(lock.tryLock(), "held until the action's stage completes");
+        CompletableFuture<String> second = lock.withLock(() -> CompletableFuture.completedFuture("second"));
+        assertFalse(second.isDone(), "a second withLock waits for the first stage");
+        assertEquals(1, lock.queueLength());
         pending.complete("ok");
+        assertEquals("second", second.join());
         assertEquals("ok", ok.join());
         assertFalse(lock.isLocked());
 
@@ -119,7 +123,7 @@ class WithPermitTest {
             throw new ArithmeticException("/ by zero");
         }));
         assertFalse(lock.isLocked());
-        failsWith(NullPointerException.class, lock.withLock(me, () -> (CompletionStage<Integer>) null));
+        failsWith(NullPointerException.class, lock.withLock(() -> (CompletionStage<Integer>) null));
         assertFalse(lock.isLocked());
         assertEquals(0, lock.queueLength());
     }
@@ -127,10 +131,26 @@ class WithPermitTest {
     @Test
     void prioritySemaphoreWithPermitReleases() {
         AsyncPrioritySemaphore s = AsyncPrioritySemaphore.create(2);
-        assertEquals(7, s.withPermit(5, 2, () -> CompletableFuture.completedFuture(7)).join());
+        Permit held = s.acquire(2).join();
+        java.util.List<String> order = new java.util.ArrayList<>();
+        CompletableFuture<Integer> low = s.withPermit(() -> {
+            order.add("low");
+            return CompletableFuture.completedFuture(1);
+        });
+        CompletableFuture<Integer> high = s.atPriority(5).withPermit(2, () -> {
+            order.add("high, " + s.availablePermits() + " free");
+            return CompletableFuture.completedFuture(7);
+        });
+        assertEquals(1, s.queueLength(0));
+        assertEquals(1, s.queueLength(5));
+        held.close(); // the priority-5 request, queued later, is served first, with both permits
+        assertEquals(7, high.join());
+        assertEquals(1, low.join());
+        assertEquals(java.util.List.of("high, 0 free", "low"), order);
         failsWith(IllegalStateException.class, s.withPermit(() -> {
             throw new IllegalStateException();
         }));
         assertEquals(2, s.availablePermits());
+        assertEquals(0, s.queueLength());
     }
 }
