@@ -357,8 +357,9 @@ class AsyncReadWriteLockTest {
         IllegalArgumentException e3 = assertThrows(IllegalArgumentException.class, () -> lock.downgrade(upgradable));
         assertTrue(e3.getMessage().contains("downgrade needs a WRITE hold"), e3.getMessage());
         NullPointerException e4 = assertThrows(NullPointerException.class, () -> lock.upgrade(null));
-        // It named "upgradable" before 1.0; it names "permit" now: KnownIssuesCheck.upgradeOfNullNamesItsParameter.
-        assertTrue(e4.getMessage() != null && !e4.getMessage().isEmpty(), "a message naming the argument");
+        assertTrue(String.valueOf(e4.getMessage()).contains("upgradable"), e4.getMessage());
+        NullPointerException e4u = assertThrows(NullPointerException.class, () -> lock.upgradeBlocking(null));
+        assertTrue(String.valueOf(e4u.getMessage()).contains("upgradable"), e4u.getMessage());
         NullPointerException e4b = assertThrows(NullPointerException.class, () -> lock.downgrade(null));
         assertTrue(e4b.getMessage().contains("write"), e4b.getMessage());
         assertThrows(NullPointerException.class, () -> AsyncReadWriteLock.of(null));
@@ -428,5 +429,43 @@ class AsyncReadWriteLockTest {
         for (Thread t : threads) t.join(60_000);
         assertEquals(null, broken.get());
         assertState(0, false, 0);
+    }
+
+    /** A reader, and an upgradable read whose upgrade future queued behind it and was failed by close. */
+    private static AsyncReadWriteLock closedWhileAnUpgradeFutureWaits(Permit[] holds) {
+        AsyncReadWriteLock lock = AsyncReadWriteLock.create();
+        holds[0] = lock.readLock().join();
+        holds[1] = lock.upgradableReadLock().join();
+        CompletableFuture<Permit> upgrade = lock.upgrade(holds[1]); // queued: waits for the reader
+        assertEquals(1, lock.queueLength());
+        lock.close(null);
+        java.util.concurrent.ExecutionException failed = assertThrows(java.util.concurrent.ExecutionException.class, upgrade::get);
+        assertTrue(failed.getCause() instanceof dev.semaphore.SemaphoreClosedException, String.valueOf(failed.getCause()));
+        assertEquals(2, lock.readHolds(), "the upgradable read is still held, beside the reader");
+        return lock;
+    }
+
+    /** Regression (found while adapting these tests to API 1.0): the engine's failure of a queued upgrade future did not give the upgradable read back. */
+    @Test
+    void aQueuedUpgradeFailedByCloseLetsTheUpgradableReadBeEnded() {
+        Permit[] holds = new Permit[2];
+        AsyncReadWriteLock lock = closedWhileAnUpgradeFutureWaits(holds);
+        holds[0].close();
+        holds[1].close();
+        assertEquals(0, lock.readHolds(), "every hold taken before the close was ended");
+        assertFalse(lock.asKotlin().toString().contains("upgrading=true"), lock.asKotlin().toString());
+    }
+
+    @Test
+    void aQueuedUpgradeFailedByCloseLeavesTheUpgradableReadTheCallersToUpgradeAgain() {
+        Permit[] holds = new Permit[2];
+        AsyncReadWriteLock lock = closedWhileAnUpgradeFutureWaits(holds);
+        CompletableFuture<Permit> again = lock.upgrade(holds[1]); // refused as closed: a failed future
+        assertTrue(again.isCompletedExceptionally());
+        assertFalse(holds[1].isReleased());
+        holds[0].close();
+        holds[1].close();
+        assertEquals(0, lock.readHolds());
+        assertThrows(IllegalStateException.class, () -> lock.asKotlin().unlockRead(), "nothing is left to end");
     }
 }
