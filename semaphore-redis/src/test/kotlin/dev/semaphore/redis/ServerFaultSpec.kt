@@ -155,6 +155,40 @@ class ServerFaultSpec : FunSpec({
         }
     }
 
+    test("server down: each call fails with RedisUnavailableException (Lettuce's timeout as cause); after a restart (AOF) the same lease is released") {
+        LocalRedisServer.start(appendOnly = true).use { server ->
+            val a = RedisSemaphoreClient.connect("${server.uri}?timeout=1s")
+            try {
+                runBlocking {
+                    val s = a.semaphore("down", 2, RedisSemaphoreConfig(leaseTime = 60.seconds))
+                    val held = s.acquire()
+                    server.kill()
+                    for ((what, call) in listOf<Pair<String, suspend () -> Any?>>(
+                        "tryAcquire" to { s.tryAcquire() },
+                        "tryAcquire(5.seconds)" to { s.tryAcquire(5.seconds) },
+                        "availablePermits" to { s.availablePermits() },
+                        "renew" to { s.renew(held) },
+                        "release" to { s.release(held) },
+                    )) {
+                        val e = withContext(Dispatchers.IO) { runCatching { call() }.exceptionOrNull() }
+                        check(e is RedisUnavailableException) { "$what: expected RedisUnavailableException, got $e" }
+                        (e.cause is io.lettuce.core.RedisCommandTimeoutException) shouldBe true
+                        e.message!! shouldContain "127.0.0.1:${server.port}"
+                    }
+                    server.restart()
+                    // The failed release left the lease held, and releasable: retry, as a caller would,
+                    // until Lettuce has reconnected (its reconnect delay backs off while the server is down).
+                    withTimeout(30.seconds) {
+                        while (runCatching { s.release(held) }.onFailure { if (it !is RedisUnavailableException) throw it }.isFailure) delay(200)
+                    }
+                    s.availablePermits() shouldBe 2
+                }
+            } finally {
+                a.close()
+            }
+        }
+    }
+
     test("DEBUG SLEEP past a lease: the holder is told when the server wakes, and the waiter gets a higher token") {
         LocalRedisServer.start().use { server ->
             val a = RedisSemaphoreClient.connect(server.uri)
