@@ -17,6 +17,7 @@ import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
+import kotlin.time.TimeSource
 
 /** Faults of the server and of the connections: each test has its own redis-server. */
 class ServerFaultSpec : FunSpec({
@@ -182,6 +183,39 @@ class ServerFaultSpec : FunSpec({
                         while (runCatching { s.release(held) }.onFailure { if (it !is RedisUnavailableException) throw it }.isFailure) delay(200)
                     }
                     s.availablePermits() shouldBe 2
+                }
+            } finally {
+                a.close()
+            }
+        }
+    }
+
+    test("withPermit renews through RedisUnavailableException: the block is cancelled only once its lease must have ended") {
+        LocalRedisServer.start().use { server ->
+            val a = RedisSemaphoreClient.connect("${server.uri}?timeout=200ms") // renewals fail fast, and are retried
+            try {
+                runBlocking {
+                    val s = a.semaphore("unavailable-renewals", 1, RedisSemaphoreConfig(leaseTime = 1500.milliseconds, renewInterval = 300.milliseconds))
+                    var lastRenewedLease: kotlin.time.Duration = kotlin.time.Duration.ZERO
+                    val holder = async {
+                        runCatching { s.withPermit { lease -> while (true) { lastRenewedLease = lease.remaining; delay(20) } } }
+                    }
+                    until("held") { s.availablePermits() == 0 }
+                    delay(400) // at least one renewal went through
+                    val killedAt = TimeSource.Monotonic.markNow()
+                    val leftAtKill = lastRenewedLease
+                    server.kill()
+                    val outcome = withTimeout(10.seconds) { holder.await() }
+                    val noticed = killedAt.elapsedNow()
+                    val lost = outcome.exceptionOrNull()
+                    check(lost is LeaseLostException) { "expected LeaseLostException, got $lost" }
+                    lost.message!! shouldContain "before a renewal reached the server"
+                    check(lost.cause is RedisUnavailableException) { "the last renewal's failure: ${lost.cause}" }
+                    (lost.cause!!.cause is io.lettuce.core.RedisCommandTimeoutException) shouldBe true // Lettuce's, through the recovered copies
+                    // Not before the lease, as last renewed, ran out: the renewal loop went on through the failures.
+                    noticed shouldBeGreaterThan leftAtKill - 100.milliseconds
+                    noticed shouldBeLessThan 1500.milliseconds + 1.seconds
+                    println("renewals unavailable: the holder was told ${noticed.inWholeMilliseconds} ms after the kill ($leftAtKill of lease left)")
                 }
             } finally {
                 a.close()
