@@ -1,55 +1,146 @@
 /*
  * The Java-callable forms of RedisSemaphore and RedisLock, for the Java front-end
  * (dev.semaphore.redis.async, whose package documentation states the rules for callers): futures over
- * the same suspending calls. A returned future runs its coroutine on the client's background scope;
- * cancelling or completing the future cancels that coroutine, which withdraws the request and hands
- * back a grant that raced it (R8 in RedisSemaphore.kt); a lease obtained after the future was completed
- * is released, so nothing is held unless the future completed with it.
+ * the same suspending calls, and the blocking forms as those futures plus a wait. A request runs its
+ * coroutine on the client's background scope; cancelling or completing its future cancels that
+ * coroutine, which withdraws the request and hands back a grant that raced it (R8 in RedisSemaphore.kt);
+ * a lease obtained after the future was completed is released, so nothing is held unless the future
+ * completed with it.
+ *
+ * Everything here is internal: Kotlin users of the module do not see it (their API is RedisSemaphore
+ * and RedisLock), while the Java front-end, compiled in this module, calls it as the static methods
+ * of RedisJavaBridge (Kotlin does not mangle the names of internal top-level functions, nor of the
+ * public members of an internal class).
  */
 @file:JvmName("RedisJavaBridge")
 
 package dev.semaphore.redis
 
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.future.future
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.withContext
 import java.util.concurrent.CompletableFuture
+import java.util.concurrent.CompletionException
 import java.util.concurrent.CompletionStage
+import java.util.concurrent.ExecutionException
 import java.util.concurrent.TimeoutException
 import kotlin.time.toJavaDuration
 import kotlin.time.toKotlinDuration
 
 /**
- * Requests [permits] permits as a future of `onGrant(lease)` (it must not throw): waits without limit
- * (null [timeout]), at most [timeout] (then fails with `TimeoutException`, nothing held), or, for a
- * zero or negative [timeout], only tries now.
+ * One request for a lease, made for Java: [future] completes with the caller's form of the lease (or
+ * fails); [job] is the coroutine that asks the server.
+ */
+internal class LeaseRequest<R>(private val semaphore: RedisSemaphoreHandle) {
+    val future: CompletableFuture<R> = CompletableFuture()
+    lateinit var job: Job
+
+    /** The lease [future] completed with, if it did (set before completing it). */
+    @Volatile
+    var granted: Lease? = null
+
+    /**
+     * Waits for [future]: its value, or null if it failed with TimeoutException (a timed request that
+     * ran out: nothing held, nothing queued); another failure is thrown as it is.
+     *
+     * If the thread is interrupted: cancels the future, which withdraws the request; if the future had
+     * completed with a lease in that instant, releases it; waits (without interruption) until the
+     * request's coroutine has finished, so that the server has been told; then throws
+     * InterruptedException, with nothing held and nothing queued (unless the server could not be
+     * reached, see RedisUnavailableException).
+     */
+    @Throws(InterruptedException::class)
+    fun awaitInterruptibly(): R? {
+        try {
+            return future.get()
+        } catch (e: InterruptedException) {
+            withdraw(e)
+            throw e
+        } catch (e: ExecutionException) {
+            val cause = e.cause ?: throw e
+            if (cause is TimeoutException) return null
+            throw unchecked(cause)
+        }
+    }
+
+    /** Waits for [future] without interruption (a request that does not queue: one round trip). */
+    fun join(): R = try {
+        future.join()
+    } catch (e: CompletionException) {
+        throw unchecked(e.cause ?: e)
+    }
+
+    private fun withdraw(interrupt: InterruptedException) {
+        if (!future.cancel(false)) { // completed meanwhile: if with a lease, hand it back (R8)
+            val lease = granted
+            if (lease != null && !future.isCompletedExceptionally) {
+                val released = semaphore.client.background.future { withContext(NonCancellable) { semaphore.release(lease) } }
+                try {
+                    released.join()
+                } catch (e: Exception) {
+                    interrupt.addSuppressed(if (e is CompletionException) e.cause ?: e else e)
+                }
+            }
+        }
+        val done = CompletableFuture<Unit>()
+        job.invokeOnCompletion { done.complete(Unit) }
+        done.join() // uninterruptible: returns once the cancel script (or the release) was answered
+    }
+
+    private fun unchecked(t: Throwable): RuntimeException = when (t) {
+        is RuntimeException -> t
+        is Error -> throw t
+        else -> CompletionException(t)
+    }
+}
+
+/**
+ * Requests [permits] permits for Java, delivering `onGrant(lease)` (it must not throw): waits without
+ * limit (null [timeout]), at most [timeout] (then the future fails with `TimeoutException`, nothing
+ * held), or, for a zero or negative [timeout], only tries now.
  * @throws IllegalArgumentException at once if [permits] < 1 or more than the total; nothing is sent.
  * @throws dev.semaphore.SemaphoreClosedException at once if the handle is closed.
  */
-public fun <T> RedisSemaphore.acquireAsync(permits: Int, timeout: java.time.Duration?, onGrant: (Lease) -> T): CompletableFuture<T> =
-    leaseFuture(permits, { lease -> onGrant(lease!!) }) {
+internal fun <R> RedisSemaphore.acquireRequest(permits: Int, timeout: java.time.Duration?, onGrant: (Lease) -> R): LeaseRequest<R> =
+    leaseRequest(permits, { lease -> onGrant(lease!!) }) {
         if (timeout == null) {
             acquire(permits)
         } else {
-            tryAcquire(permits, timeout.toKotlinDuration())
+            tryAcquire(timeout.toKotlinDuration(), permits)
                 ?: throw TimeoutException("$permits permits of $name were not granted within $timeout")
         }
     }
 
-/** [RedisSemaphore.tryAcquire] now, as a future of `onGrant(lease)`, or of [none] if not granted; as [acquireAsync]. */
-public fun <T> RedisSemaphore.tryAcquireAsync(permits: Int, none: T, onGrant: (Lease) -> T): CompletableFuture<T> =
-    leaseFuture(permits, { lease -> if (lease == null) none else onGrant(lease) }) { tryAcquire(permits) }
+/**
+ * [acquireRequest], then a wait for it ([LeaseRequest.awaitInterruptibly]): the lease as
+ * `onGrant(lease)`, or null if [timeout] ran out.
+ * @throws InterruptedException if the thread is interrupted, on entry (nothing is sent) or while it
+ *   waits (the request is withdrawn first).
+ */
+@Throws(InterruptedException::class)
+internal fun <R> RedisSemaphore.acquireBlocking(permits: Int, timeout: java.time.Duration?, onGrant: (Lease) -> R): R? {
+    handle().checkRequest(permits)
+    if (Thread.interrupted()) throw InterruptedException("interrupted before requesting $permits permits of $name")
+    return acquireRequest(permits, timeout, onGrant).awaitInterruptibly()
+}
+
+/** [RedisSemaphore.tryAcquire] now (one round trip; the thread waits for it): `onGrant(lease)`, or [none]. */
+internal fun <R> RedisSemaphore.tryAcquireNow(permits: Int, none: R, onGrant: (Lease) -> R): R =
+    leaseRequest(permits, { lease -> if (lease == null) none else onGrant(lease) }) { tryAcquire(permits) }.join()
 
 /** Runs [take] on the client's scope; the future completes with `wrap(lease)`, or a lease it could not take is released. */
-private fun <R> RedisSemaphore.leaseFuture(permits: Int, wrap: (Lease?) -> R, take: suspend () -> Lease?): CompletableFuture<R> {
+private fun <R> RedisSemaphore.leaseRequest(permits: Int, wrap: (Lease?) -> R, take: suspend () -> Lease?): LeaseRequest<R> {
     val handle = handle()
     handle.checkRequest(permits)
-    val result = CompletableFuture<R>()
-    val job = handle.client.background.launch {
+    val request = LeaseRequest<R>(handle)
+    val result = request.future
+    request.job = handle.client.background.launch {
         try {
             val lease = take()
+            request.granted = lease
             if (!result.complete(wrap(lease)) && lease != null) { // cancelled or completed meanwhile: hand it back
                 withContext(NonCancellable) { runCatching { release(lease) } }
             }
@@ -57,60 +148,40 @@ private fun <R> RedisSemaphore.leaseFuture(permits: Int, wrap: (Lease?) -> R, ta
             result.completeExceptionally(e)
         }
     }
-    job.invokeOnCompletion { cause -> if (cause != null) result.completeExceptionally(cause) } // never ran: client closed
-    result.whenComplete { _, _ -> job.cancel() }
-    return result
+    request.job.invokeOnCompletion { cause -> if (cause != null) result.completeExceptionally(cause) } // never ran: client closed
+    result.whenComplete { _, _ -> request.job.cancel() }
+    return request
 }
 
 /** [RedisSemaphore.release] as a future (completed with null). */
-public fun RedisSemaphore.releaseAsync(lease: Lease): CompletableFuture<Void?> =
+internal fun RedisSemaphore.releaseAsync(lease: Lease): CompletableFuture<Void?> =
     handle().client.background.future { release(lease); null }
 
 /** [RedisSemaphore.renew] as a future (completed with null). */
-public fun RedisSemaphore.renewAsync(lease: Lease): CompletableFuture<Void?> =
+internal fun RedisSemaphore.renewAsync(lease: Lease): CompletableFuture<Void?> =
     handle().client.background.future { renew(lease); null }
 
 /** [RedisSemaphore.availablePermits] as a future. */
-public fun RedisSemaphore.availablePermitsAsync(): CompletableFuture<Int> = handle().client.background.future { availablePermits() }
+internal fun RedisSemaphore.availablePermitsAsync(): CompletableFuture<Int> = handle().client.background.future { availablePermits() }
 
 /** [RedisSemaphore.queueLength] as a future. */
-public fun RedisSemaphore.queueLengthAsync(): CompletableFuture<Int> = handle().client.background.future { queueLength() }
+internal fun RedisSemaphore.queueLengthAsync(): CompletableFuture<Int> = handle().client.background.future { queueLength() }
 
 /**
  * [withPermit] with a stage: holds [permits] permits (renewing the lease) until the stage that
  * [action] returns completes, however it completes, then releases them. Completes as that stage did,
- * or with [LeaseLostException] if the lease was lost meanwhile. Bad input throws as in [acquireAsync].
+ * or with [LeaseLostException] if the lease was lost meanwhile. Bad input throws as in [acquireRequest].
  */
-public fun <T> RedisSemaphore.withPermitAsync(permits: Int, action: (Lease) -> CompletionStage<T>): CompletableFuture<T> {
+internal fun <T> RedisSemaphore.withPermitAsync(permits: Int, action: (Lease) -> CompletionStage<T>?): CompletableFuture<T> {
     val handle = handle()
     handle.checkRequest(permits)
-    return handle.client.background.future { withPermit(permits) { lease -> action(lease).await() } }
+    return handle.client.background.future {
+        withPermit(permits) { lease ->
+            val stage = action(lease) ?: throw NullPointerException("the action returned null instead of a CompletionStage")
+            stage.await()
+        }
+    }
 }
 
 /** [Lease.remaining] as a `java.time.Duration`. */
-public fun Lease.remainingDuration(): java.time.Duration = remaining.toJavaDuration()
-
-/**
- * A [RedisSemaphoreConfig] from `java.time` durations (Java cannot call its constructor, whose
- * parameters are Kotlin durations); a null interval takes its default.
- */
-public fun redisSemaphoreConfig(
-    leaseTime: java.time.Duration,
-    renewInterval: java.time.Duration?,
-    waiterTimeToLive: java.time.Duration,
-    heartbeatInterval: java.time.Duration?,
-): RedisSemaphoreConfig {
-    val lease = leaseTime.toKotlinDuration()
-    val ttl = waiterTimeToLive.toKotlinDuration()
-    val defaults = RedisSemaphoreConfig(leaseTime = lease, waiterTimeToLive = ttl)
-    return RedisSemaphoreConfig(
-        leaseTime = lease,
-        renewInterval = renewInterval?.toKotlinDuration() ?: defaults.renewInterval,
-        waiterTimeToLive = ttl,
-        heartbeatInterval = heartbeatInterval?.toKotlinDuration() ?: defaults.heartbeatInterval,
-    )
-}
-
-/** The semaphore of one permit that this lock is (the same line, under the same name). */
-public fun RedisLock.asSemaphore(): RedisSemaphore =
-    (this as? RedisLockHandle ?: throw IllegalArgumentException("not a RedisLock of this library: $this")).semaphore
+internal fun Lease.remainingDuration(): java.time.Duration = remaining.toJavaDuration()

@@ -35,7 +35,7 @@ import kotlin.time.TimeMark
 import kotlin.time.toKotlinDuration
 
 /**
- * A counting semaphore of [permits] permits shared, under one [name], by every JVM connected to the
+ * A counting semaphore of [totalPermits] permits shared, under one [name], by every JVM connected to the
  * same Redis server, with the guarantees of the local `dev.semaphore.Semaphore` where they can hold
  * across machines: one first-in-first-out line for all JVMs, requests for several permits granted whole
  * at the head of the line, no barging by [tryAcquire], a request larger than the total refused at once.
@@ -47,14 +47,19 @@ import kotlin.time.toKotlinDuration
  * pass the lease's [Lease.fencingToken] to the resource it protects, which rejects a token lower than
  * one it has seen.
  *
+ * Failures: misuse throws `IllegalArgumentException` or `IllegalStateException` (as each method says)
+ * and changes nothing; what Redis or the network did throws a [RedisSemaphoreException] subtype (see
+ * RedisSemaphoreExceptions.kt): every method may throw [RedisUnavailableException],
+ * [ConfigurationConflictException] and [WrongClusterNodeException].
+ *
  * Get one from [RedisSemaphoreClient.semaphore]. Methods are safe to call from any coroutine.
  */
 public interface RedisSemaphore {
     /** The semaphore's name on the server. */
     public val name: String
 
-    /** The total number of permits, as configured. */
-    public val permits: Int
+    /** The total number of permits, as configured (the server refuses a handle configured with another). */
+    public val totalPermits: Int
 
     /**
      * Waits in line for [permits] permits and returns their lease. Cancelling the caller withdraws the
@@ -77,15 +82,20 @@ public interface RedisSemaphore {
     /**
      * Waits at most [timeout] (coroutine time) for [permits] permits; null if the time ran out, with
      * nothing held and nothing queued. A grant that raced the timeout is returned, not lost (R8).
-     * Zero or negative: as [tryAcquire].
+     * Zero or negative: as [tryAcquire]. The timeout comes first, as in `Semaphore.tryAcquire(timeout)`
+     * of the core: `tryAcquire(5.seconds)` waits up to 5 s for one permit, `tryAcquire(5.seconds, 2)`
+     * for two.
+     * @throws IllegalArgumentException if [permits] < 1 or more than the total (nothing is queued).
      */
-    public suspend fun tryAcquire(permits: Int, timeout: Duration): Lease?
+    public suspend fun tryAcquire(timeout: Duration, permits: Int = 1): Lease?
 
     /**
      * Ends [lease] and gives its permits back to the head of the line.
      * @throws LeaseLostException if the lease had expired (its permits already went to others).
      * @throws IllegalStateException if it was already released, or is unknown to this semaphore.
      * @throws IllegalArgumentException if [lease] belongs to another semaphore.
+     * @throws RedisUnavailableException if the server could not be reached: the lease stays held until
+     *   its expiry, and [release] may be called again.
      */
     public suspend fun release(lease: Lease)
 
@@ -94,6 +104,7 @@ public interface RedisSemaphore {
      * @throws LeaseLostException if it expired or was released.
      * @throws NotReplicatedException if [RedisSemaphoreConfig.replicaAcks] replicas did not acknowledge
      *   the renewal in time; [Lease.remaining] was not extended (the lease may still be live: try again).
+     * @throws IllegalArgumentException if [lease] belongs to another semaphore.
      */
     public suspend fun renew(lease: Lease)
 
@@ -126,7 +137,7 @@ public interface RedisLock {
     /** Takes the lock now if it is free and nobody is queued; null otherwise. */
     public suspend fun tryLock(): Lease?
 
-    /** Waits at most [timeout]; see [RedisSemaphore.tryAcquire]. */
+    /** Waits at most [timeout] for the lock; see [RedisSemaphore.tryAcquire]. */
     public suspend fun tryLock(timeout: Duration): Lease?
 
     /** Unlocks; see [RedisSemaphore.release]. */
@@ -146,12 +157,15 @@ public interface RedisLock {
 /**
  * A grant: [permits] permits of semaphore [semaphoreName], until it is released or expires.
  * [fencingToken] is strictly greater than the token of every earlier grant of the same semaphore.
+ * Java reads the properties record-style, as on `RedisPermit`: `id()`, `permits()`, `fencingToken()`,
+ * `semaphoreName()`.
  */
 public class Lease internal constructor(
-    public val semaphoreName: String,
-    public val id: String,
-    public val permits: Int,
-    public val fencingToken: Long,
+    @get:JvmName("semaphoreName") public val semaphoreName: String,
+    /** The request's id, unique across every client of the server. */
+    @get:JvmName("id") public val id: String,
+    @get:JvmName("permits") public val permits: Int,
+    @get:JvmName("fencingToken") public val fencingToken: Long,
     /** When the lease ends unless renewed, as last told by the server, measured on this JVM's monotonic clock. */
     @Volatile internal var expiresAt: TimeMark,
 ) {
@@ -169,33 +183,23 @@ public class Lease internal constructor(
 }
 
 /**
- * A lease ended while its holder still believed it held it: it expired (its renewals did not reach
- * the server in time, or the holder was paused past its expiry), or the server lost it (restarted
- * without persistence). Its permits may already be held by others.
- */
-public class LeaseLostException(message: String, cause: Throwable? = null) : IllegalStateException(message, cause)
-
-/**
- * A queued request was dropped by the server because its heartbeats stopped arriving for longer than
- * [RedisSemaphoreConfig.waiterTimeToLive] (or the server lost its data); nothing is held.
- */
-public class QueuedRequestLostException(message: String) : IllegalStateException(message)
-
-/**
- * A grant (or a renewal) was not acknowledged by [RedisSemaphoreConfig.replicaAcks] replicas within
- * [RedisSemaphoreConfig.replicaTimeout]; a grant was handed back, so nothing is held.
- */
-public class NotReplicatedException(message: String) : IllegalStateException(message)
-
-/**
  * Timings of a [RedisSemaphore], and whether its grants wait for replicas; all times are measured by
  * the server except the intervals at which this client acts and [replicaTimeout].
+ *
+ * Kotlin: name the arguments, `RedisSemaphoreConfig(leaseTime = 2.seconds, heartbeatInterval = 200.milliseconds)`.
+ * The times are all `Duration`s, so a positional call could put one in another's place and still
+ * compile; the leading [NamedArgumentsOnly] parameter makes any positional argument a compile error.
+ * Java: `new RedisSemaphoreConfig()` (the defaults) and the `with...` methods, each of which returns a
+ * new configuration.
+ *
  * @property leaseTime how long a grant lasts unless renewed; a dead holder's permits come back after at most this.
- * @property renewInterval how often [withPermit] renews the lease while its block runs.
+ * @property renewInterval how often [withPermit] renews the lease while its block runs; by default a
+ *   third of [leaseTime] (it follows [leaseTime] until set).
  * @property waiterTimeToLive how long a queued request stays in line without a heartbeat; a dead
  *   waiter leaves the line after at most this.
  * @property heartbeatInterval how often this client sends the heartbeat of its queued requests, which
- *   also re-checks for a grant whose pub/sub message was lost.
+ *   also re-checks for a grant whose pub/sub message was lost; by default a fifth of
+ *   [waiterTimeToLive] (it follows [waiterTimeToLive] until set).
  * @property replicaAcks 0 (the default): a grant counts when the server made it. N > 0: a lease is
  *   returned to its caller only once N replicas have acknowledged it (Redis `WAIT`), and a renewal
  *   extends [Lease.remaining] only once N replicas have acknowledged it; a grant that is not acknowledged
@@ -204,16 +208,39 @@ public class NotReplicatedException(message: String) : IllegalStateException(mes
  *   this does and does not protect against.
  * @property replicaTimeout how long to wait for [replicaAcks] replicas.
  * @throws IllegalArgumentException if a time is under 1 ms, an interval is not shorter than what it
- *   refreshes, or [replicaAcks] is negative.
+ *   refreshes, or [replicaAcks] is negative; the message names the value.
  */
-public class RedisSemaphoreConfig(
-    public val leaseTime: Duration = 30.seconds,
-    public val renewInterval: Duration = leaseTime / 3,
-    public val waiterTimeToLive: Duration = 10.seconds,
-    public val heartbeatInterval: Duration = waiterTimeToLive / 5,
-    public val replicaAcks: Int = 0,
-    public val replicaTimeout: Duration = 1.seconds,
+public class RedisSemaphoreConfig private constructor(
+    public val leaseTime: Duration,
+    /** The renew interval as set, null for the default (a third of the lease time). */
+    private val renewIntervalSet: Duration?,
+    public val waiterTimeToLive: Duration,
+    /** The heartbeat interval as set, null for the default (a fifth of the waiter time to live). */
+    private val heartbeatIntervalSet: Duration?,
+    public val replicaAcks: Int,
+    public val replicaTimeout: Duration,
 ) {
+    /**
+     * A configuration of the given times (named arguments only: see the class). A null interval, or
+     * one left out, is the default: [renewInterval] a third of [leaseTime], [heartbeatInterval] a
+     * fifth of [waiterTimeToLive].
+     */
+    public constructor(
+        vararg namedArgumentsOnly: NamedArgumentsOnly,
+        leaseTime: Duration = 30.seconds,
+        renewInterval: Duration? = null,
+        waiterTimeToLive: Duration = 10.seconds,
+        heartbeatInterval: Duration? = null,
+        replicaAcks: Int = 0,
+        replicaTimeout: Duration = 1.seconds,
+    ) : this(leaseTime, renewInterval, waiterTimeToLive, heartbeatInterval, replicaAcks, replicaTimeout)
+
+    /** The defaults: a lease of 30 s renewed every 10 s, a waiter time to live of 10 s with a heartbeat every 2 s, no replicas. */
+    public constructor() : this(30.seconds, null, 10.seconds, null, 0, 1.seconds)
+
+    public val renewInterval: Duration = renewIntervalSet ?: (leaseTime / 3)
+    public val heartbeatInterval: Duration = heartbeatIntervalSet ?: (waiterTimeToLive / 5)
+
     init {
         require(replicaAcks >= 0) { "replicaAcks must be 0 or more, was $replicaAcks" }
         require(replicaTimeout.inWholeMilliseconds >= 1) { "replicaTimeout must be at least 1ms, was $replicaTimeout" }
@@ -227,14 +254,42 @@ public class RedisSemaphoreConfig(
         }
     }
 
-    /** This configuration with [replicaAcks] = [replicas] and [replicaTimeout] = [timeout] (a form Java can call). */
-    public fun withReplicaAcks(replicas: Int, timeout: java.time.Duration): RedisSemaphoreConfig =
-        RedisSemaphoreConfig(leaseTime, renewInterval, waiterTimeToLive, heartbeatInterval, replicas, timeout.toKotlinDuration())
+    /** This configuration with [leaseTime] = [leaseTime] (and, unless set, [renewInterval] a third of it). */
+    public fun withLeaseTime(leaseTime: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
+        leaseTime.toKotlinDuration(), renewIntervalSet, waiterTimeToLive, heartbeatIntervalSet, replicaAcks, replicaTimeout,
+    )
+
+    /** This configuration with [renewInterval] = [renewInterval]; it must be shorter than [leaseTime]. */
+    public fun withRenewInterval(renewInterval: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
+        leaseTime, renewInterval.toKotlinDuration(), waiterTimeToLive, heartbeatIntervalSet, replicaAcks, replicaTimeout,
+    )
+
+    /** This configuration with [waiterTimeToLive] = [waiterTimeToLive] (and, unless set, [heartbeatInterval] a fifth of it). */
+    public fun withWaiterTimeToLive(waiterTimeToLive: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
+        leaseTime, renewIntervalSet, waiterTimeToLive.toKotlinDuration(), heartbeatIntervalSet, replicaAcks, replicaTimeout,
+    )
+
+    /** This configuration with [heartbeatInterval] = [heartbeatInterval]; it must be shorter than [waiterTimeToLive]. */
+    public fun withHeartbeatInterval(heartbeatInterval: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
+        leaseTime, renewIntervalSet, waiterTimeToLive, heartbeatInterval.toKotlinDuration(), replicaAcks, replicaTimeout,
+    )
+
+    /** This configuration with [replicaAcks] = [replicas] and [replicaTimeout] = [timeout]. */
+    public fun withReplicaAcks(replicas: Int, timeout: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
+        leaseTime, renewIntervalSet, waiterTimeToLive, heartbeatIntervalSet, replicas, timeout.toKotlinDuration(),
+    )
 
     override fun toString(): String =
         "RedisSemaphoreConfig(leaseTime=$leaseTime, renewInterval=$renewInterval, " +
             "waiterTimeToLive=$waiterTimeToLive, heartbeatInterval=$heartbeatInterval" +
             (if (replicaAcks > 0) ", replicaAcks=$replicaAcks, replicaTimeout=$replicaTimeout)" else ")")
+
+    /**
+     * The type of the constructor's leading `vararg`, which has no instances: it takes no argument, so
+     * every argument after it must be named (`RedisSemaphoreConfig(leaseTime = 2.seconds)`), and a
+     * positional `Duration` does not compile.
+     */
+    public class NamedArgumentsOnly private constructor()
 }
 
 /**
@@ -250,6 +305,10 @@ public suspend fun <T> RedisSemaphore.withPermit(permits: Int = 1, block: suspen
 
 /** [withPermit] for a [RedisLock]. */
 public suspend fun <T> RedisLock.withLock(block: suspend CoroutineScope.(Lease) -> T): T = asSemaphore().withPermit(1, block)
+
+/** The semaphore of one permit that this lock is (the same line, under the same name). */
+public fun RedisLock.asSemaphore(): RedisSemaphore =
+    (this as? RedisLockHandle ?: throw IllegalArgumentException("not a RedisLock of this library: $this")).semaphore
 
 internal fun RedisSemaphore.handle(): RedisSemaphoreHandle =
     this as? RedisSemaphoreHandle ?: throw IllegalArgumentException("not a RedisSemaphore of this library: $this")

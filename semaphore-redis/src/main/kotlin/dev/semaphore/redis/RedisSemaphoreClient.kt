@@ -1,7 +1,9 @@
 package dev.semaphore.redis
 
+import dev.semaphore.SemaphoreClosedException
 import io.lettuce.core.RedisClient
 import io.lettuce.core.RedisCommandExecutionException
+import io.lettuce.core.RedisException
 import io.lettuce.core.RedisNoScriptException
 import io.lettuce.core.RedisURI
 import io.lettuce.core.api.StatefulConnection
@@ -32,8 +34,16 @@ import kotlin.time.TimeSource
  * re-subscribes; the scripts are idempotent per request (R6), so a command it repeats is harmless.
  *
  * Close it when done: it closes its handles (their waiters fail and leave the line) and the connections.
+ * Every call of a handle made here on a closed client throws `SemaphoreClosedException`.
+ *
+ * Lettuce's failures do not reach the caller as such: a connection failure or a command timeout is a
+ * [RedisUnavailableException] (with Lettuce's exception as cause), and so on (RedisSemaphoreExceptions.kt).
+ * Lettuce's command timeout (60 s by default; `?timeout=2s` in the URI) bounds how long any call waits
+ * for the server, except a wait in line.
  */
 public class RedisSemaphoreClient private constructor(
+    /** The server(s), "host:port", for messages (never the URI: it may hold a password). */
+    private val servers: String,
     private val commands: StatefulConnection<String, String>,
     private val scripting: RedisScriptingAsyncCommands<String, String>,
     private val pubSub: StatefulRedisPubSubConnection<String, String>,
@@ -57,6 +67,9 @@ public class RedisSemaphoreClient private constructor(
     private val subscriptions = ConcurrentHashMap<String, CompletableDeferred<Unit>>()
     private val handles = ConcurrentHashMap.newKeySet<AutoCloseable>()
 
+    @Volatile
+    private var closed = false
+
     init {
         pubSub.addListener(object : RedisPubSubAdapter<String, String>() {
             override fun message(channel: String, message: String) = onGrants(channel, message)
@@ -64,17 +77,32 @@ public class RedisSemaphoreClient private constructor(
     }
 
     /**
-     * A handle on the semaphore [name] of [permits] permits (created on the server by its first use).
+     * A handle on the semaphore [name] of [permits] permits in total (created on the server by its first
+     * use; a later handle configured with another total gets [ConfigurationConflictException]).
+     * Nothing is sent to the server here.
      * @throws IllegalArgumentException if [name] is empty or contains `{` or `}`, or [permits] < 1.
+     * @throws SemaphoreClosedException if this client is closed.
      */
     public fun semaphore(name: String, permits: Int, config: RedisSemaphoreConfig = RedisSemaphoreConfig()): RedisSemaphore {
         require(permits >= 1) { "permits must be at least 1, was $permits" }
-        return RedisSemaphoreHandle(this, checkName(name), permits, checkConfig(config)).also { handles += it }
+        return register(RedisSemaphoreHandle(this, checkName(name), permits, checkConfig(config)))
     }
 
-    /** A handle on the lock [name]: the semaphore [name] of 1 permit. */
+    /** A handle on the lock [name]: the semaphore [name] of 1 permit. Throws as [semaphore]. */
     public fun lock(name: String, config: RedisSemaphoreConfig = RedisSemaphoreConfig()): RedisLock =
-        RedisLockHandle(RedisSemaphoreHandle(this, checkName(name), 1, checkConfig(config)).also { handles += it })
+        RedisLockHandle(register(RedisSemaphoreHandle(this, checkName(name), 1, checkConfig(config))))
+
+    private fun register(handle: RedisSemaphoreHandle): RedisSemaphoreHandle {
+        handles += handle
+        if (closed) { // closed meanwhile: close() may not have seen it
+            handles -= handle
+            throw closedException()
+        }
+        return handle
+    }
+
+    private fun closedException(cause: Throwable? = null) =
+        SemaphoreClosedException("this RedisSemaphoreClient ($servers) was closed", cause)
 
     private fun checkConfig(config: RedisSemaphoreConfig): RedisSemaphoreConfig {
         require(config.replicaAcks == 0 || confirmations != null) {
@@ -84,6 +112,7 @@ public class RedisSemaphoreClient private constructor(
     }
 
     override fun close() {
+        closed = true
         handles.forEach { it.close() }
         background.cancel()
         pubSub.close()
@@ -113,7 +142,7 @@ public class RedisSemaphoreClient private constructor(
         val existing = subscriptions.putIfAbsent(channel, mine)
         if (existing != null) return existing.await()
         try {
-            pubSub.async().subscribe(channel).await()
+            lettuce("SUBSCRIBE $channel") { pubSub.async().subscribe(channel).await() }
             mine.complete(Unit)
         } catch (e: Throwable) {
             subscriptions.remove(channel, mine)
@@ -138,33 +167,36 @@ public class RedisSemaphoreClient private constructor(
      * [timeoutMs]; returns the script's answer and how many replicas acknowledged.
      */
     internal suspend fun runAndWait(script: Script, keys: Array<String>, args: Array<String>, replicas: Int, timeoutMs: Long): Pair<String, Long> {
-        val connection = checkNotNull(confirmations) { "replicaAcks on a cluster" }.value.async()
+        val connection = lettuce("connecting for replicaAcks") { checkNotNull(confirmations) { "replicaAcks on a cluster" }.value.async() }
         val answer = run<String>(script, ScriptOutputType.VALUE, keys, args, connection)
-        return answer to connection.waitForReplication(replicas, timeoutMs).await()
+        return answer to lettuce("WAIT $replicas $timeoutMs") { connection.waitForReplication(replicas, timeoutMs).await() }
     }
 
-    /** Runs [script] (by its SHA; loading it again if the server lost its script cache, e.g. after a restart). */
+    /**
+     * Runs [script] (by its SHA; loading it again if the server lost its script cache, e.g. after a
+     * restart) on the semaphore whose keys are [keys]. The library's own errors in the reply become
+     * its exceptions, Lettuce's as [lettuce] maps them.
+     */
     internal suspend fun <T> run(
         script: Script,
         output: ScriptOutputType,
         keys: Array<String>,
         args: Array<String>,
         on: RedisScriptingAsyncCommands<String, String> = scripting,
-    ): T {
-        val async = on
-        return try {
+    ): T = lettuce("a script on ${keys[0]}") {
+        try {
             try {
-                async.evalsha<T>(script.sha, output, keys, *args).await()
+                on.evalsha<T>(script.sha, output, keys, *args).await()
             } catch (e: RedisNoScriptException) {
-                async.eval<T>(script.text, output, keys, *args).await()
+                on.eval<T>(script.text, output, keys, *args).await()
             }
         } catch (e: RedisCommandExecutionException) {
             val message = e.message ?: throw e
             when {
                 message.startsWith("PERMITS ") -> throw IllegalArgumentException(message.removePrefix("PERMITS "))
-                message.startsWith("TOTAL_MISMATCH ") -> throw IllegalStateException(message.removePrefix("TOTAL_MISMATCH "))
-                message.startsWith("MOVED ") -> throw IllegalStateException(
-                    "the server is a Redis Cluster node that does not serve ${keys[0]} ($message): " +
+                message.startsWith("TOTAL_MISMATCH ") -> throw totalMismatch(keys[0], message, args[0], e)
+                message.startsWith("MOVED ") || message.startsWith("ASK ") -> throw WrongClusterNodeException(
+                    "the server $servers is a Redis Cluster node that does not serve ${keys[0]} ($message): " +
                         "connect with RedisSemaphoreClient.connectCluster",
                     e,
                 )
@@ -173,29 +205,109 @@ public class RedisSemaphoreClient private constructor(
         }
     }
 
+    /** lib.lua's "TOTAL_MISMATCH semaphore has <n> permits, caller configured <m>" (R2). */
+    private fun totalMismatch(key: String, message: String, configured: String, e: Exception): ConfigurationConflictException {
+        val name = key.substringAfter('{').substringBeforeLast('}')
+        val onServer = Regex("has (\\d+) permits").find(message)?.groupValues?.get(1) ?: "?"
+        return ConfigurationConflictException(
+            "the semaphore \"$name\" has $onServer permits on the server, but this handle was configured with " +
+                "$configured: every handle on a name must be configured with the same total",
+            e,
+        )
+    }
+
+    /**
+     * Runs [call] (Lettuce commands, awaited), turning Lettuce's failures into this library's: the
+     * server unreachable or unable to serve now into [RedisUnavailableException], any other error
+     * reply into [RedisSemaphoreException]; [what] names the command in the message. On a closed
+     * client, throws SemaphoreClosedException without calling.
+     */
+    private inline fun <T> lettuce(what: String, call: () -> T): T {
+        if (closed) throw closedException()
+        try {
+            return call()
+        } catch (e: RedisException) {
+            throw translate(e, what)
+        }
+    }
+
+    private fun translate(e: RedisException, what: String): RuntimeException {
+        if (closed) return closedException(e)
+        if (e !is RedisCommandExecutionException) { // connection failures, command timeouts, "Connection closed"
+            return RedisUnavailableException("the Redis server $servers could not be reached ($what): ${e.message}", e)
+        }
+        val message = e.message.orEmpty()
+        return if (UNAVAILABLE_REPLIES.any { message.startsWith(it) }) {
+            RedisUnavailableException("the Redis server $servers cannot serve now ($what): $message", e)
+        } else {
+            RedisSemaphoreException("the Redis server $servers refused $what: $message", e)
+        }
+    }
+
     override fun toString(): String = "RedisSemaphoreClient(id=$clientId, handles=${handles.size}, waiting=${waiting.size})"
 
     public companion object {
-        /** Connects to the Redis server at [redisUri], e.g. `redis://127.0.0.1:6379`. */
+        /** The error replies that mean "not now" rather than "no": the server is loading, busy, or between masters. */
+        private val UNAVAILABLE_REPLIES = listOf("LOADING ", "BUSY ", "CLUSTERDOWN ", "TRYAGAIN ", "MASTERDOWN ")
+
+        /**
+         * Connects to the Redis server at [redisUri], e.g. `redis://127.0.0.1:6379`, or
+         * `redis://127.0.0.1:6379?timeout=5s` to bound every command's wait for the server at 5 s
+         * (Lettuce's default: 60 s).
+         * @throws IllegalArgumentException if [redisUri] is not a Redis URI.
+         * @throws RedisUnavailableException if the server cannot be reached (Lettuce's exception is its cause).
+         */
         @JvmStatic
         public fun connect(redisUri: String): RedisSemaphoreClient {
-            val redis = RedisClient.create(redisUri)
-            val commands = redis.connect()
-            return RedisSemaphoreClient(commands, commands.async(), redis.connectPubSub(), lazy { redis.connect() }, redis::shutdown)
+            val uri = RedisURI.create(redisUri)
+            val servers = "${uri.host}:${uri.port}"
+            val redis = RedisClient.create(uri)
+            return connecting(servers, redis::shutdown) {
+                val commands = redis.connect()
+                val pubSub = try {
+                    redis.connectPubSub()
+                } catch (e: Throwable) {
+                    commands.close()
+                    throw e
+                }
+                RedisSemaphoreClient(servers, commands, commands.async(), pubSub, lazy { redis.connect() }, redis::shutdown)
+            }
         }
+
+        /** Runs [connect]; if it fails, [shutdown]s the Lettuce client and throws, translating Lettuce's failures. */
+        private fun connecting(servers: String, shutdown: () -> Unit, connect: () -> RedisSemaphoreClient): RedisSemaphoreClient =
+            try {
+                connect()
+            } catch (e: Throwable) {
+                runCatching(shutdown).exceptionOrNull()?.let { e.addSuppressed(it) }
+                if (e !is RedisException) throw e
+                throw RedisUnavailableException("cannot connect to the Redis server $servers: ${e.message}", e)
+            }
 
         /**
          * Connects to the Redis Cluster that [redisUris] (some of its nodes, e.g. `redis://10.0.0.1:7000`)
          * belong to. Each semaphore's keys are in one hash slot, so each operation is one script on the
          * node that serves it; grants are published with `PUBLISH`, which the cluster delivers to every
          * node. [RedisSemaphoreConfig.replicaAcks] is not supported here.
+         * @throws IllegalArgumentException if no URI is given, or one is not a Redis URI.
+         * @throws RedisUnavailableException if the cluster cannot be reached (Lettuce's exception is its cause).
          */
         @JvmStatic
         public fun connectCluster(vararg redisUris: String): RedisSemaphoreClient {
             require(redisUris.isNotEmpty()) { "at least one node's URI is needed, was none" }
-            val cluster = RedisClusterClient.create(redisUris.map { RedisURI.create(it) })
-            val commands = cluster.connect()
-            return RedisSemaphoreClient(commands, commands.async(), cluster.connectPubSub(), null, cluster::shutdown)
+            val uris = redisUris.map { RedisURI.create(it) }
+            val servers = uris.joinToString(",", "cluster[", "]") { "${it.host}:${it.port}" }
+            val cluster = RedisClusterClient.create(uris)
+            return connecting(servers, cluster::shutdown) {
+                val commands = cluster.connect()
+                val pubSub = try {
+                    cluster.connectPubSub()
+                } catch (e: Throwable) {
+                    commands.close()
+                    throw e
+                }
+                RedisSemaphoreClient(servers, commands, commands.async(), pubSub, null, cluster::shutdown)
+            }
         }
 
         private fun checkName(name: String): String {

@@ -24,7 +24,7 @@ import kotlin.time.TimeSource
 internal class RedisSemaphoreHandle(
     val client: RedisSemaphoreClient,
     override val name: String,
-    override val permits: Int,
+    override val totalPermits: Int,
     private val config: RedisSemaphoreConfig,
 ) : RedisSemaphore, AutoCloseable {
     private val keys = redisKeys(name)
@@ -54,7 +54,7 @@ internal class RedisSemaphoreHandle(
         }
     }
 
-    override suspend fun tryAcquire(permits: Int, timeout: Duration): Lease? =
+    override suspend fun tryAcquire(timeout: Duration, permits: Int): Lease? =
         if (timeout.isPositive()) request(permits, timeout) else tryAcquire(permits)
 
     /** Joins the line; waits without limit (null [timeout]) or at most [timeout]. */
@@ -112,8 +112,11 @@ internal class RedisSemaphoreHandle(
             try {
                 renew(lease)
             } catch (e: NotReplicatedException) {
-                throw NotReplicatedException("the grant of ${lease.permits} permits of $name (${lease.id}) was not acknowledged " +
-                    "by ${config.replicaAcks} replicas within ${config.replicaTimeout} (${e.message}); it was handed back")
+                throw NotReplicatedException(
+                    "the grant of ${lease.permits} permits of $name (${lease.id}) was not acknowledged " +
+                        "by ${config.replicaAcks} replicas within ${config.replicaTimeout} (${e.message}); it was handed back",
+                    e,
+                )
             }
         }
         return lease
@@ -147,7 +150,7 @@ internal class RedisSemaphoreHandle(
         val answer = if (config.replicaAcks == 0) {
             script(Script.renew, lease.id, leaseMs)
         } else {
-            val args = arrayOf(permits.toString(), channel, lease.id, leaseMs, "confirm")
+            val args = arrayOf(totalPermits.toString(), channel, lease.id, leaseMs, "confirm")
             val (answer, acks) = client.runAndWait(Script.renew, keys, args, config.replicaAcks, config.replicaTimeout.inWholeMilliseconds)
             if (answer.startsWith("G:") && acks < config.replicaAcks) {
                 throw NotReplicatedException("$acks of ${config.replicaAcks} replicas acknowledged the renewal in time")
@@ -166,7 +169,7 @@ internal class RedisSemaphoreHandle(
     override suspend fun queueLength(): Int = state()[1].toInt()
 
     private suspend fun state(): List<Long> =
-        client.run(Script.state, ScriptOutputType.MULTI, keys, arrayOf(permits.toString(), channel, "-"))
+        client.run(Script.state, ScriptOutputType.MULTI, keys, arrayOf(totalPermits.toString(), channel, "-"))
 
     override fun close() {
         closed = true
@@ -255,7 +258,7 @@ internal class RedisSemaphoreHandle(
             }
             val sent = TimeSource.Monotonic.markNow()
             val places: List<String> = try {
-                client.run(Script.heartbeat, ScriptOutputType.MULTI, keys, arrayOf(permits.toString(), channel, "-", waiterTtlMs, *ids))
+                client.run(Script.heartbeat, ScriptOutputType.MULTI, keys, arrayOf(totalPermits.toString(), channel, "-", waiterTtlMs, *ids))
             } catch (e: CancellationException) {
                 throw e
             } catch (e: Exception) {
@@ -275,11 +278,11 @@ internal class RedisSemaphoreHandle(
     }
 
     private suspend fun script(script: Script, vararg args: String): String =
-        client.run(script, ScriptOutputType.VALUE, keys, arrayOf(permits.toString(), channel, *args))
+        client.run(script, ScriptOutputType.VALUE, keys, arrayOf(totalPermits.toString(), channel, *args))
 
     fun checkRequest(permits: Int) {
-        require(permits in 1..this.permits) {
-            "permits must be between 1 and the total (${this.permits}), was $permits"
+        require(permits in 1..totalPermits) {
+            "permits must be between 1 and the total ($totalPermits), was $permits"
         }
         if (closed) throw closedException()
     }
@@ -298,7 +301,7 @@ internal class RedisSemaphoreHandle(
         else -> "the server answered $answer"
     }
 
-    override fun toString(): String = "RedisSemaphore(name=$name, permits=$permits, $config)"
+    override fun toString(): String = "RedisSemaphore(name=$name, totalPermits=$totalPermits, $config)"
 }
 
 /** The keys of the semaphore [name], in the order the scripts expect them (lib.lua): all in one hash slot. */
@@ -312,7 +315,7 @@ internal class RedisLockHandle(val semaphore: RedisSemaphoreHandle) : RedisLock,
     override val name: String get() = semaphore.name
     override suspend fun lock(): Lease = semaphore.acquire(1)
     override suspend fun tryLock(): Lease? = semaphore.tryAcquire(1)
-    override suspend fun tryLock(timeout: Duration): Lease? = semaphore.tryAcquire(1, timeout)
+    override suspend fun tryLock(timeout: Duration): Lease? = semaphore.tryAcquire(timeout, 1)
     override suspend fun unlock(lease: Lease) = semaphore.release(lease)
     override suspend fun renew(lease: Lease) = semaphore.renew(lease)
     override suspend fun isLocked(): Boolean = semaphore.availablePermits() == 0

@@ -1,5 +1,6 @@
 package dev.semaphore.redis
 
+import dev.semaphore.SemaphoreClosedException
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
@@ -38,9 +39,12 @@ class BadInputSpec : FunSpec({
         Row("acquire(3) of 2", IllegalArgumentException::class, "was 3") { s.acquire(3) },
         Row("tryAcquire(0)", IllegalArgumentException::class, "was 0") { s.tryAcquire(0) },
         Row("tryAcquire(3) of 2", IllegalArgumentException::class, "was 3") { s.tryAcquire(3) },
-        Row("tryAcquire(3, 1s) of 2", IllegalArgumentException::class, "was 3") { s.tryAcquire(3, 1.seconds) },
+        Row("tryAcquire(1s, 3) of 2", IllegalArgumentException::class, "was 3") { s.tryAcquire(1.seconds, 3) },
+        Row("tryAcquire(1s, 0)", IllegalArgumentException::class, "was 0") { s.tryAcquire(1.seconds, permits = 0) },
+        Row("tryLock on a closed handle", SemaphoreClosedException::class, "closed") { client.lock("bad-input-closed").also { it.close() }.tryLock(1.seconds) },
         Row("withPermit(5) of 2", IllegalArgumentException::class, "was 5") { s.withPermit(5) { } },
-        Row("another total for the same name", IllegalStateException::class, "has 2 permits, caller configured 3") {
+        Row("another total for the same name", ConfigurationConflictException::class,
+            "the semaphore \"bad-input\" has 2 permits on the server, but this handle was configured with 3") {
             client.semaphore("bad-input", 3).acquire(1)
         },
         Row("a lease of another semaphore", IllegalArgumentException::class, "belongs to semaphore bad-input-other") { s.release(foreign) },

@@ -96,7 +96,7 @@ class ClusterSpec : FunSpec({
         LocalRedisCluster.start(3).use { cluster ->
             RedisSemaphoreClient.connect(cluster.uris[0]).use { client ->
                 val name = nameOn(cluster, 1)
-                val e = shouldThrow<IllegalStateException> { runBlocking { client.semaphore(name, 1).tryAcquire() } }
+                val e = shouldThrow<WrongClusterNodeException> { runBlocking { client.semaphore(name, 1).tryAcquire() } }
                 e.message!! shouldContain "connect with RedisSemaphoreClient.connectCluster"
                 e.message!! shouldContain "MOVED"
             }

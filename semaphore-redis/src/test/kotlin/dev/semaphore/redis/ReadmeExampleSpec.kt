@@ -59,7 +59,7 @@ private suspend fun Reports.readmeExample(redisUri: String) {
             }
         }
     }
-    val lease = connections.tryAcquire(permits = 2, timeout = 5.seconds) ?: return // null: nothing held
+    val lease = connections.tryAcquire(5.seconds, permits = 2) ?: return // null: nothing held
     try {
         runReport(100, fencingToken = lease.fencingToken)
     } finally {

@@ -110,7 +110,7 @@ class RedisSemaphoreSpec : FunSpec({
             val name = fresh("timeout")
             val s = a.semaphore(name, 1, fast)
             val held = s.acquire()
-            b.semaphore(name, 1, fast).tryAcquire(1, 300.milliseconds).shouldBeNull()
+            b.semaphore(name, 1, fast).tryAcquire(300.milliseconds).shouldBeNull()
             s.queueLength() shouldBe 0
             val waiting = launch(start = CoroutineStart.UNDISPATCHED) { b.semaphore(name, 1, fast).acquire() }
             eventually("queued") { s.queueLength() == 1 }

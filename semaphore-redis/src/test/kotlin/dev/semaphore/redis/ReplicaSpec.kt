@@ -142,6 +142,18 @@ class ReplicaSpec : FunSpec({
         }
     }
 
+    test("a client connected to a replica: the server's refusal (READONLY) is a RedisSemaphoreException, and nothing is written") {
+        replicated { master, replica, _, _ ->
+            RedisSemaphoreClient.connect(replica.uri).use { onReplica ->
+                val e = shouldThrow<RedisSemaphoreException> { onReplica.semaphore("on-replica", 1).tryAcquire() }
+                e::class shouldBe RedisSemaphoreException::class // none of the subtypes: not a cause they name
+                e.message!! shouldContain "READONLY"
+                (e.cause is io.lettuce.core.RedisCommandExecutionException) shouldBe true
+            }
+            master.reply("EXISTS", redisKeys("on-replica")[0]) shouldBe listOf("0")
+        }
+    }
+
     test("replicaAcks and replicaTimeout are checked, naming the bad value") {
         shouldThrow<IllegalArgumentException> { RedisSemaphoreConfig(replicaAcks = -1) }.message shouldBe "replicaAcks must be 0 or more, was -1"
         shouldThrow<IllegalArgumentException> { RedisSemaphoreConfig(replicaAcks = 1, replicaTimeout = 0.milliseconds) }.message shouldBe

@@ -17,6 +17,7 @@ import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
+import kotlin.time.TimeSource
 
 /** Faults of the server and of the connections: each test has its own redis-server. */
 class ServerFaultSpec : FunSpec({
@@ -148,6 +149,73 @@ class ServerFaultSpec : FunSpec({
                     noticed shouldBeLessThan 1.seconds + 1.seconds // the lease time, measured here, plus slack (Lettuce would wait 60 s)
                     println("server gone: the holder was told ${noticed.inWholeMilliseconds} ms after the kill (lease 1000 ms)")
                     server.restart() // so that closing the client does not wait for a server that is gone
+                }
+            } finally {
+                a.close()
+            }
+        }
+    }
+
+    test("server down: each call fails with RedisUnavailableException (Lettuce's timeout as cause); after a restart (AOF) the same lease is released") {
+        LocalRedisServer.start(appendOnly = true).use { server ->
+            val a = RedisSemaphoreClient.connect("${server.uri}?timeout=1s")
+            try {
+                runBlocking {
+                    val s = a.semaphore("down", 2, RedisSemaphoreConfig(leaseTime = 60.seconds))
+                    val held = s.acquire()
+                    server.kill()
+                    for ((what, call) in listOf<Pair<String, suspend () -> Any?>>(
+                        "tryAcquire" to { s.tryAcquire() },
+                        "tryAcquire(5.seconds)" to { s.tryAcquire(5.seconds) },
+                        "availablePermits" to { s.availablePermits() },
+                        "renew" to { s.renew(held) },
+                        "release" to { s.release(held) },
+                    )) {
+                        val e = withContext(Dispatchers.IO) { runCatching { call() }.exceptionOrNull() }
+                        check(e is RedisUnavailableException) { "$what: expected RedisUnavailableException, got $e" }
+                        (e.cause is io.lettuce.core.RedisCommandTimeoutException) shouldBe true
+                        e.message!! shouldContain "127.0.0.1:${server.port}"
+                    }
+                    server.restart()
+                    // The failed release left the lease held, and releasable: retry, as a caller would,
+                    // until Lettuce has reconnected (its reconnect delay backs off while the server is down).
+                    withTimeout(30.seconds) {
+                        while (runCatching { s.release(held) }.onFailure { if (it !is RedisUnavailableException) throw it }.isFailure) delay(200)
+                    }
+                    s.availablePermits() shouldBe 2
+                }
+            } finally {
+                a.close()
+            }
+        }
+    }
+
+    test("withPermit renews through RedisUnavailableException: the block is cancelled only once its lease must have ended") {
+        LocalRedisServer.start().use { server ->
+            val a = RedisSemaphoreClient.connect("${server.uri}?timeout=200ms") // renewals fail fast, and are retried
+            try {
+                runBlocking {
+                    val s = a.semaphore("unavailable-renewals", 1, RedisSemaphoreConfig(leaseTime = 1500.milliseconds, renewInterval = 300.milliseconds))
+                    var lastRenewedLease: kotlin.time.Duration = kotlin.time.Duration.ZERO
+                    val holder = async {
+                        runCatching { s.withPermit { lease -> while (true) { lastRenewedLease = lease.remaining; delay(20) } } }
+                    }
+                    until("held") { s.availablePermits() == 0 }
+                    delay(400) // at least one renewal went through
+                    val killedAt = TimeSource.Monotonic.markNow()
+                    val leftAtKill = lastRenewedLease
+                    server.kill()
+                    val outcome = withTimeout(10.seconds) { holder.await() }
+                    val noticed = killedAt.elapsedNow()
+                    val lost = outcome.exceptionOrNull()
+                    check(lost is LeaseLostException) { "expected LeaseLostException, got $lost" }
+                    lost.message!! shouldContain "before a renewal reached the server"
+                    check(lost.cause is RedisUnavailableException) { "the last renewal's failure: ${lost.cause}" }
+                    (lost.cause!!.cause is io.lettuce.core.RedisCommandTimeoutException) shouldBe true // Lettuce's, through the recovered copies
+                    // Not before the lease, as last renewed, ran out: the renewal loop went on through the failures.
+                    noticed shouldBeGreaterThan leftAtKill - 100.milliseconds
+                    noticed shouldBeLessThan 1500.milliseconds + 1.seconds
+                    println("renewals unavailable: the holder was told ${noticed.inWholeMilliseconds} ms after the kill ($leftAtKill of lease left)")
                 }
             } finally {
                 a.close()

@@ -1,11 +1,12 @@
 package dev.semaphore.redis.async;
 
 import dev.semaphore.redis.Lease;
-import dev.semaphore.redis.RedisJavaBridge;
 import dev.semaphore.redis.RedisLock;
 import dev.semaphore.redis.RedisSemaphoreClient;
 import dev.semaphore.redis.RedisSemaphoreConfig;
+import dev.semaphore.redis.RedisSemaphoreKt;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -13,7 +14,9 @@ import java.util.function.Function;
 
 /**
  * A {@link RedisLock} for Java callers: a first-in-first-out lock across every JVM on the server, whose
- * {@link RedisPermit} is the owner (not reentrant). The rules are in the
+ * {@link RedisPermit} is the owner (not reentrant: locking again while holding waits for yourself).
+ * The same families as {@link AsyncRedisSemaphore}, named for a lock: {@code lock} (futures),
+ * {@code lockBlocking}, {@code tryLock}, {@code withLock}. The rules are in the
  * <a href="package-summary.html">package documentation</a>.
  */
 public final class AsyncRedisLock {
@@ -22,57 +25,111 @@ public final class AsyncRedisLock {
 
     private AsyncRedisLock(RedisLock kotlin) {
         this.kotlin = kotlin;
-        this.line = AsyncRedisSemaphore.of(RedisJavaBridge.asSemaphore(kotlin));
+        this.line = AsyncRedisSemaphore.of(RedisSemaphoreKt.asSemaphore(kotlin));
     }
 
-    /** A handle on the lock {@code name}, with the default timings. */
+    /**
+     * A handle on the lock {@code name}, with the default timings.
+     *
+     * @param client the connections to the server
+     * @param name the lock's name on the server (the same line as a semaphore of 1 permit of that name)
+     * @return the handle
+     */
     public static AsyncRedisLock create(RedisSemaphoreClient client, String name) {
         return new AsyncRedisLock(client.lock(name, new RedisSemaphoreConfig()));
     }
 
-    /** The same with {@code config}'s lease and heartbeat timings. */
+    /**
+     * The same with {@code config}'s timings.
+     *
+     * @param client the connections to the server
+     * @param name the lock's name on the server
+     * @param config the lease and heartbeat timings, and the replicas to wait for
+     * @return the handle
+     */
     public static AsyncRedisLock create(RedisSemaphoreClient client, String name, RedisSemaphoreConfig config) {
         return new AsyncRedisLock(client.lock(name, config));
     }
 
-    /** Waits in line for the lock; closing the permit unlocks. */
-    public CompletableFuture<RedisPermit> lock() {
-        return line.acquire(1);
-    }
-
-    /** Waits at most {@code timeout}; see <a href="package-summary.html#timeouts">timeouts</a>. */
-    public CompletableFuture<RedisPermit> lock(Duration timeout) {
-        return line.acquire(1, timeout);
-    }
-
-    /** Takes the lock now if it is free and nobody is queued; empty otherwise. */
-    public CompletableFuture<Optional<RedisPermit>> tryLock() {
-        return line.tryAcquire(1);
-    }
-
-    /** Holds the lock until the stage {@code action} returns completes; see {@link AsyncRedisSemaphore#withPermit}. */
-    public <T> CompletableFuture<T> withLock(Function<Lease, ? extends CompletionStage<T>> action) {
-        return line.withPermit(1, action);
-    }
-
-    /** @return true if someone, in any JVM, holds the lock now */
-    public CompletableFuture<Boolean> isLocked() {
-        return line.availablePermits().thenApply(free -> free == 0);
-    }
-
-    /** @return the requests waiting in line now, from every JVM */
-    public CompletableFuture<Integer> queueLength() {
-        return line.queueLength();
-    }
-
-    /** Closes this handle: its pending futures fail and leave the line; a held lock stays held. */
-    public void close() {
-        kotlin.close();
+    /**
+     * Shares {@code lock} (a Kotlin handle) with Java callers.
+     *
+     * @param lock a handle from {@link RedisSemaphoreClient#lock}
+     * @return a Java view of it
+     */
+    public static AsyncRedisLock of(RedisLock lock) {
+        return new AsyncRedisLock(Objects.requireNonNull(lock, "lock"));
     }
 
     /** @return the Kotlin handle this wraps */
     public RedisLock asKotlin() {
         return kotlin;
+    }
+
+    /** @return a future of the lock (closing the permit unlocks); see {@link AsyncRedisSemaphore#acquire(int)} */
+    public CompletableFuture<RedisPermit> lock() {
+        return line.acquire(1);
+    }
+
+    /**
+     * @param timeout the longest wait; zero or negative: only tries now
+     * @return a future of the lock, failed with {@link java.util.concurrent.TimeoutException} if the time
+     *     ran out; see {@link AsyncRedisSemaphore#acquire(int, Duration)}
+     */
+    public CompletableFuture<RedisPermit> lock(Duration timeout) {
+        return line.acquire(1, timeout);
+    }
+
+    /**
+     * @return the lock, to be closed; see {@link AsyncRedisSemaphore#acquireBlocking(int)}
+     * @throws InterruptedException if interrupted: the request was withdrawn, nothing is held
+     */
+    public RedisPermit lockBlocking() throws InterruptedException {
+        return line.acquireBlocking(1);
+    }
+
+    /**
+     * @param timeout the longest wait; zero or negative: only tries now
+     * @return the lock, or empty if the time ran out; see {@link AsyncRedisSemaphore#acquireBlocking(int, Duration)}
+     * @throws InterruptedException if interrupted: the request was withdrawn, nothing is held
+     */
+    public Optional<RedisPermit> lockBlocking(Duration timeout) throws InterruptedException {
+        return line.acquireBlocking(1, timeout);
+    }
+
+    /**
+     * @return the lock if it was free and nobody was queued (one round trip, never queued), or empty;
+     *     see {@link AsyncRedisSemaphore#tryAcquire(int)}
+     */
+    public Optional<RedisPermit> tryLock() {
+        return line.tryAcquire(1);
+    }
+
+    /**
+     * Holds the lock until the stage {@code action} returns completes; see
+     * {@link AsyncRedisSemaphore#withPermit(int, Function)}.
+     *
+     * @param action starts the work with the lease and returns its stage
+     * @param <T> the result type
+     * @return a future of the action's result
+     */
+    public <T> CompletableFuture<T> withLock(Function<Lease, ? extends CompletionStage<T>> action) {
+        return line.withPermit(1, action);
+    }
+
+    /** @return a future of true if someone, in any JVM, holds the lock now */
+    public CompletableFuture<Boolean> isLocked() {
+        return line.availablePermits().thenApply(free -> free == 0);
+    }
+
+    /** @return a future of the number of requests waiting in line now, from every JVM */
+    public CompletableFuture<Integer> queueLength() {
+        return line.queueLength();
+    }
+
+    /** Closes this handle: its pending requests fail and leave the line; a held lock stays held. */
+    public void close() {
+        kotlin.close();
     }
 
     @Override

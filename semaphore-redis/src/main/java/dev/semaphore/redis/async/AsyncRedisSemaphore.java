@@ -6,16 +6,26 @@ import dev.semaphore.redis.RedisSemaphore;
 import dev.semaphore.redis.RedisSemaphoreClient;
 import dev.semaphore.redis.RedisSemaphoreConfig;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
-import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link RedisSemaphore} for Java callers: the same fair line across every JVM on the server, with
- * futures. The rules (withdrawing, timeouts, threads, closing, bad input) are in the
- * <a href="package-summary.html">package documentation</a>.
+ * A {@link RedisSemaphore} for Java callers: the same fair line across every JVM on the server, as
+ * futures ({@code acquire}), blocking calls ({@code acquireBlocking}), a try now ({@code tryAcquire}),
+ * and {@code withPermit} over a {@link CompletionStage}. The rules (withdrawing, timeouts, interrupts,
+ * the try forms, threads, closing, failures) are in the <a href="package-summary.html">package
+ * documentation</a>.
+ *
+ * <pre>{@code
+ * AsyncRedisSemaphore connections = AsyncRedisSemaphore.create(client, "db-connections", 8);
+ * try (RedisPermit permit = connections.acquireBlocking()) {           // a plain or virtual thread
+ *     query(permit.fencingToken());
+ * }
+ * CompletableFuture<Report> report = connections.withPermit(lease -> runAsync(lease.fencingToken()));
+ * }</pre>
  */
 public final class AsyncRedisSemaphore {
     private final RedisSemaphore kotlin;
@@ -24,79 +34,41 @@ public final class AsyncRedisSemaphore {
         this.kotlin = kotlin;
     }
 
-    /** A handle on the semaphore {@code name} of {@code permits} permits, with the default timings. */
+    /**
+     * A handle on the semaphore {@code name} with the default timings; see
+     * {@link RedisSemaphoreClient#semaphore}.
+     *
+     * @param client the connections to the server
+     * @param name the semaphore's name on the server
+     * @param permits the total, at least 1; the same in every JVM that uses {@code name}
+     * @return the handle
+     */
     public static AsyncRedisSemaphore create(RedisSemaphoreClient client, String name, int permits) {
         return new AsyncRedisSemaphore(client.semaphore(name, permits, new RedisSemaphoreConfig()));
     }
 
-    /** The same with {@code config}'s lease and heartbeat timings. */
+    /**
+     * The same with {@code config}'s timings ({@code new RedisSemaphoreConfig().withLeaseTime(...)}
+     * and the other {@code with...} methods).
+     *
+     * @param client the connections to the server
+     * @param name the semaphore's name on the server
+     * @param permits the total, at least 1; the same in every JVM that uses {@code name}
+     * @param config the lease and heartbeat timings, and the replicas to wait for
+     * @return the handle
+     */
     public static AsyncRedisSemaphore create(RedisSemaphoreClient client, String name, int permits, RedisSemaphoreConfig config) {
         return new AsyncRedisSemaphore(client.semaphore(name, permits, config));
     }
 
     /**
-     * Timings for {@link #create(RedisSemaphoreClient, String, int, RedisSemaphoreConfig)} and
-     * {@link AsyncRedisLock}, as {@link RedisSemaphoreConfig} describes them.
+     * Shares {@code semaphore} (a Kotlin handle) with Java callers.
      *
-     * @param renewInterval null: the default for {@code leaseTime}
-     * @param heartbeatInterval null: the default for {@code waiterTimeToLive}
+     * @param semaphore a handle from {@link RedisSemaphoreClient#semaphore}
+     * @return a Java view of it
      */
-    public static RedisSemaphoreConfig config(
-        Duration leaseTime, @Nullable Duration renewInterval, Duration waiterTimeToLive, @Nullable Duration heartbeatInterval) {
-        return RedisJavaBridge.redisSemaphoreConfig(leaseTime, renewInterval, waiterTimeToLive, heartbeatInterval);
-    }
-
-    /** Shares {@code semaphore} (a Kotlin handle) with Java callers. */
     public static AsyncRedisSemaphore of(RedisSemaphore semaphore) {
-        return new AsyncRedisSemaphore(semaphore);
-    }
-
-    /** Waits in line for one permit. */
-    public CompletableFuture<RedisPermit> acquire() {
-        return acquire(1);
-    }
-
-    /** Waits in line for {@code permits} permits, granted together. */
-    public CompletableFuture<RedisPermit> acquire(int permits) {
-        return RedisJavaBridge.acquireAsync(kotlin, permits, null, lease -> new RedisPermit(kotlin, lease));
-    }
-
-    /** Waits at most {@code timeout}; see <a href="package-summary.html#timeouts">timeouts</a>. */
-    public CompletableFuture<RedisPermit> acquire(int permits, Duration timeout) {
-        return RedisJavaBridge.acquireAsync(kotlin, permits, timeout, lease -> new RedisPermit(kotlin, lease));
-    }
-
-    /** Takes {@code permits} permits now if nobody is queued and they are free; empty otherwise. */
-    public CompletableFuture<Optional<RedisPermit>> tryAcquire(int permits) {
-        return RedisJavaBridge.tryAcquireAsync(kotlin, permits, Optional.empty(), lease -> Optional.of(new RedisPermit(kotlin, lease)));
-    }
-
-    /** {@link #withPermit(int, Function)} with one permit. */
-    public <T> CompletableFuture<T> withPermit(Function<Lease, ? extends CompletionStage<T>> action) {
-        return withPermit(1, action);
-    }
-
-    /**
-     * Holds {@code permits} permits, renewing their lease, until the stage {@code action} returns
-     * completes, then releases them; completes as that stage did, or with {@code LeaseLostException}.
-     */
-    public <T> CompletableFuture<T> withPermit(int permits, Function<Lease, ? extends CompletionStage<T>> action) {
-        return RedisJavaBridge.withPermitAsync(kotlin, permits, action::apply);
-    }
-
-    /** @return the permits free now */
-    public CompletableFuture<Integer> availablePermits() {
-        return RedisJavaBridge.availablePermitsAsync(kotlin);
-    }
-
-    /** @return the requests waiting in line now, from every JVM */
-    public CompletableFuture<Integer> queueLength() {
-        return RedisJavaBridge.queueLengthAsync(kotlin);
-    }
-
-    /** Closes this handle: its pending futures fail and leave the line; permits stay valid. */
-    public void close() {
-        kotlin.close();
+        return new AsyncRedisSemaphore(Objects.requireNonNull(semaphore, "semaphore"));
     }
 
     /** @return the Kotlin handle this wraps */
@@ -104,8 +76,163 @@ public final class AsyncRedisSemaphore {
         return kotlin;
     }
 
+    /** @return a future of one permit; see {@link #acquire(int)} */
+    public CompletableFuture<RedisPermit> acquire() {
+        return acquire(1);
+    }
+
+    /**
+     * Waits in line for {@code permits} permits, granted together. Cancel the future to
+     * <a href="package-summary.html#withdrawing">withdraw</a> the request.
+     *
+     * @param permits how many, at least 1 and at most the total
+     * @return a future of the permit
+     */
+    public CompletableFuture<RedisPermit> acquire(int permits) {
+        return RedisJavaBridge.acquireRequest(kotlin, permits, null, this::permit).getFuture();
+    }
+
+    /**
+     * @param timeout the longest wait (<a href="package-summary.html#timeouts">timeouts</a>)
+     * @return a future of one permit; see {@link #acquire(int, Duration)}
+     */
+    public CompletableFuture<RedisPermit> acquire(Duration timeout) {
+        return acquire(1, timeout);
+    }
+
+    /**
+     * Waits in line at most {@code timeout} for {@code permits} permits: the future fails with
+     * {@link java.util.concurrent.TimeoutException}, with nothing held and nothing queued, if the time
+     * runs out (<a href="package-summary.html#timeouts">timeouts</a>).
+     *
+     * @param permits how many, at least 1 and at most the total
+     * @param timeout the longest wait; zero or negative: only tries now
+     * @return a future of the permit
+     */
+    public CompletableFuture<RedisPermit> acquire(int permits, Duration timeout) {
+        return RedisJavaBridge.acquireRequest(kotlin, permits, checkTimeout(timeout), this::permit).getFuture();
+    }
+
+    /**
+     * @return one permit, to be closed; see {@link #acquireBlocking(int)}
+     * @throws InterruptedException if interrupted, with nothing held
+     */
+    public RedisPermit acquireBlocking() throws InterruptedException {
+        return acquireBlocking(1);
+    }
+
+    /**
+     * Blocks the calling thread until {@code permits} permits are granted: {@link #acquire(int)} and a
+     * wait for it (<a href="package-summary.html#interrupts">interrupts</a>).
+     *
+     * @param permits how many, at least 1 and at most the total
+     * @return the permit, to be closed
+     * @throws InterruptedException if interrupted: the request was withdrawn (a grant that raced the
+     *     interrupt handed back), nothing is held
+     */
+    public RedisPermit acquireBlocking(int permits) throws InterruptedException {
+        return Objects.requireNonNull(RedisJavaBridge.acquireBlocking(kotlin, permits, null, this::permit));
+    }
+
+    /**
+     * @param timeout the longest wait
+     * @return one permit, or empty if the time ran out; see {@link #acquireBlocking(int, Duration)}
+     * @throws InterruptedException if interrupted, with nothing held
+     */
+    public Optional<RedisPermit> acquireBlocking(Duration timeout) throws InterruptedException {
+        return acquireBlocking(1, timeout);
+    }
+
+    /**
+     * Blocks the calling thread at most {@code timeout} for {@code permits} permits: the timed
+     * {@link #acquire(int, Duration)} and a wait for it. This is the timed try of this class (the
+     * {@code tryAcquire} forms never wait: see <a href="package-summary.html#try">the try forms</a>).
+     *
+     * @param permits how many, at least 1 and at most the total
+     * @param timeout the longest wait; zero or negative: only tries now
+     * @return the permit, or empty if the time ran out (nothing held, nothing queued)
+     * @throws InterruptedException if interrupted: the request was withdrawn, nothing is held
+     */
+    public Optional<RedisPermit> acquireBlocking(int permits, Duration timeout) throws InterruptedException {
+        return Optional.ofNullable(RedisJavaBridge.acquireBlocking(kotlin, permits, checkTimeout(timeout), this::permit));
+    }
+
+    /**
+     * @return one permit if it was free and nobody was queued; see {@link #tryAcquire(int)}
+     */
+    public Optional<RedisPermit> tryAcquire() {
+        return tryAcquire(1);
+    }
+
+    /**
+     * Takes {@code permits} permits now if nobody is queued and they are free: one round trip to the
+     * server, never queued (<a href="package-summary.html#try">the try forms</a>). The calling thread
+     * waits for the answer (at most Lettuce's command timeout).
+     *
+     * @param permits how many, at least 1 and at most the total
+     * @return the permit, to be closed, or empty (nothing held)
+     */
+    public Optional<RedisPermit> tryAcquire(int permits) {
+        return RedisJavaBridge.tryAcquireNow(kotlin, permits, Optional.empty(), lease -> Optional.of(permit(lease)));
+    }
+
+    /**
+     * {@link #withPermit(int, Function)} with one permit.
+     *
+     * @param action starts the work with the lease and returns its stage
+     * @param <T> the result type
+     * @return a future of the action's result
+     */
+    public <T> CompletableFuture<T> withPermit(Function<Lease, ? extends CompletionStage<T>> action) {
+        return withPermit(1, action);
+    }
+
+    /**
+     * Holds {@code permits} permits, renewing their lease, until the stage {@code action} returns
+     * completes, then releases them; completes as that stage did, or with
+     * {@link dev.semaphore.redis.LeaseLostException} if the lease was lost meanwhile (the stage is then
+     * cancelled if it is a {@code CompletableFuture}). Pass {@link Lease#fencingToken()} to the resource.
+     *
+     * @param permits how many, at least 1 and at most the total
+     * @param action starts the work with the lease and returns its stage (not null)
+     * @param <T> the result type
+     * @return a future of the action's result
+     */
+    public <T> CompletableFuture<T> withPermit(int permits, Function<Lease, ? extends CompletionStage<T>> action) {
+        Objects.requireNonNull(action, "action");
+        return RedisJavaBridge.withPermitAsync(kotlin, permits, action::apply);
+    }
+
+    /** @return the total number of permits, as configured */
+    public int totalPermits() {
+        return kotlin.getTotalPermits();
+    }
+
+    /** @return a future of the permits free now, in every JVM */
+    public CompletableFuture<Integer> availablePermits() {
+        return RedisJavaBridge.availablePermitsAsync(kotlin);
+    }
+
+    /** @return a future of the number of requests waiting in line now, from every JVM */
+    public CompletableFuture<Integer> queueLength() {
+        return RedisJavaBridge.queueLengthAsync(kotlin);
+    }
+
+    /** Closes this handle: its pending requests fail and leave the line; permits stay valid. */
+    public void close() {
+        kotlin.close();
+    }
+
     @Override
     public String toString() {
         return "Async" + kotlin;
+    }
+
+    private RedisPermit permit(Lease lease) {
+        return new RedisPermit(kotlin, lease);
+    }
+
+    private static Duration checkTimeout(Duration timeout) {
+        return Objects.requireNonNull(timeout, "timeout");
     }
 }

@@ -33,17 +33,17 @@ public final class RedisPermit implements AutoCloseable {
 
     /** @return the lease's id (its request's), unique across every client of the server */
     public String id() {
-        return lease.getId();
+        return lease.id();
     }
 
     /** @return the fencing token: higher than every earlier grant's of the same semaphore */
     public long fencingToken() {
-        return lease.getFencingToken();
+        return lease.fencingToken();
     }
 
     /** @return the number of permits held */
     public int permits() {
-        return lease.getPermits();
+        return lease.permits();
     }
 
     /** @return the time left before the lease ends unless renewed, by the server's last answer */
@@ -51,7 +51,14 @@ public final class RedisPermit implements AutoCloseable {
         return RedisJavaBridge.remainingDuration(lease);
     }
 
-    /** Extends the lease by one lease time; completes with {@code LeaseLostException} if it already ended. */
+    /**
+     * Extends the lease by one lease time (nothing renews it by itself; {@code withPermit} does).
+     *
+     * @return a future that completes once the server extended it, or fails with
+     *     {@link dev.semaphore.redis.LeaseLostException} if it already ended (or another
+     *     {@link dev.semaphore.redis.RedisSemaphoreException}: see the package's
+     *     <a href="package-summary.html#failures">failures</a>)
+     */
     public CompletableFuture<@Nullable Void> renew() {
         return RedisJavaBridge.renewAsync(semaphore, lease);
     }

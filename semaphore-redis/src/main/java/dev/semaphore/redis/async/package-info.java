@@ -1,9 +1,37 @@
 /**
  * The Java front-end of {@code semaphore-redis}: {@link dev.semaphore.redis.async.AsyncRedisSemaphore}
- * and {@link dev.semaphore.redis.async.AsyncRedisLock} as {@code CompletableFuture}s, over the same
- * Kotlin {@code RedisSemaphore} and {@code RedisLock} (one line across every JVM on the server; the
- * guarantees, and what is not promised, are in the README's "Across many JVMs" and at the top of
- * {@code RedisSemaphore.kt}). The rules every method here follows:
+ * and {@link dev.semaphore.redis.async.AsyncRedisLock}, over the same Kotlin {@code RedisSemaphore} and
+ * {@code RedisLock} (one line across every JVM on the server; the guarantees, and what is not promised,
+ * are in the README's "Across many JVMs" and at the top of {@code RedisSemaphore.kt}). They follow the
+ * conventions of the local Java API ({@code dev.semaphore.async}), with one difference, the try forms:
+ *
+ * <table>
+ * <caption>The families</caption>
+ * <tr><th>family</th><th>semaphore</th><th>lock</th><th>returns</th></tr>
+ * <tr><td>futures</td><td>{@code acquire()}, {@code acquire(permits)}, {@code acquire(timeout)},
+ *     {@code acquire(permits, timeout)}</td><td>{@code lock()}, {@code lock(timeout)}</td>
+ *     <td>{@code CompletableFuture<RedisPermit>}</td></tr>
+ * <tr><td>blocking</td><td>{@code acquireBlocking()}, {@code acquireBlocking(permits)}</td>
+ *     <td>{@code lockBlocking()}</td><td>{@code RedisPermit}</td></tr>
+ * <tr><td>blocking, timed</td><td>{@code acquireBlocking(timeout)}, {@code acquireBlocking(permits, timeout)}</td>
+ *     <td>{@code lockBlocking(timeout)}</td><td>{@code Optional<RedisPermit>}</td></tr>
+ * <tr><td>try now</td><td>{@code tryAcquire()}, {@code tryAcquire(permits)}</td><td>{@code tryLock()}</td>
+ *     <td>{@code Optional<RedisPermit>}</td></tr>
+ * <tr><td>scoped</td><td>{@code withPermit(action)}, {@code withPermit(permits, action)}</td>
+ *     <td>{@code withLock(action)}</td><td>{@code CompletableFuture<T>}</td></tr>
+ * <tr><td>queries</td><td>{@code totalPermits()}, {@code availablePermits()}, {@code queueLength()}</td>
+ *     <td>{@code isLocked()}, {@code queueLength()}</td><td>{@code int}; futures (they ask the server)</td></tr>
+ * </table>
+ *
+ * <h2 id="try">The try forms return the permit, not a boolean</h2>
+ * Locally, {@code tryAcquire} is {@code java.util.concurrent} style and returns {@code boolean}: the
+ * permits it takes are anonymous and go back with {@code release(n)}. A distributed grant is a lease
+ * with an identity: it is released, renewed and fenced by its {@link dev.semaphore.redis.async.RedisPermit}
+ * (its id and its fencing token), which a {@code boolean} would lose. So here {@code tryAcquire()},
+ * {@code tryAcquire(permits)} and {@code tryLock()} return {@code Optional<RedisPermit>}: synchronously,
+ * after one round trip to the server, never queued (empty if someone is queued or the permits are not
+ * free; nothing held). The timed try is {@code acquireBlocking(permits, timeout)} (and
+ * {@code lockBlocking(timeout)}), which returns the same {@code Optional}.
  *
  * <h2 id="withdrawing">Withdrawing a request</h2>
  * Cancelling a pending future, or completing it yourself, withdraws the request from the line; if the
@@ -13,13 +41,23 @@
  * action's stage (if it is a {@code CompletableFuture}), then releases.
  *
  * <h2 id="timeouts">Timeouts</h2>
- * A {@code Duration} timeout completes the future with {@link java.util.concurrent.TimeoutException}
- * and nothing held; a grant that raced the timeout completes it with the permit instead. Zero or
- * negative: only tries now.
+ * A timed future fails with {@link java.util.concurrent.TimeoutException}, and a timed blocking call
+ * returns an empty {@code Optional}, with nothing held and nothing queued; a grant that raced the
+ * timeout is delivered instead. Zero or negative: only tries now.
+ *
+ * <h2 id="interrupts">Interrupts</h2>
+ * The blocking forms are the futures plus a wait. Interrupting the waiting thread withdraws the
+ * request, as cancelling its future would; a grant that raced the interrupt is released. The call
+ * then waits (without interruption) until the server has been told, and throws
+ * {@link java.lang.InterruptedException}: nothing is held and nothing is queued. A thread interrupted
+ * before the call throws it at once, with nothing sent. (If the server cannot be reached, telling it
+ * waits up to Lettuce's command timeout; the server then drops the request after
+ * {@code waiterTimeToLive}.) {@code tryAcquire} and {@code RedisPermit.close()} wait for one round
+ * trip and are not interrupted.
  *
  * <h2 id="replicas">Replicas</h2>
- * With {@code config(...).withReplicaAcks(n, timeout)}, a future completes with a permit only once
- * {@code n} replicas acknowledged the grant; otherwise it fails with
+ * With {@code new RedisSemaphoreConfig().withReplicaAcks(n, timeout)}, a request gets a permit only
+ * once {@code n} replicas acknowledged the grant; otherwise it fails with
  * {@link dev.semaphore.redis.NotReplicatedException} and the grant is handed back (see the README's
  * "Across many JVMs" for what this protects and what it does not).
  *
@@ -37,9 +75,18 @@
  * back when the lease expires. A permit never closed stays held until its lease expires (nothing
  * renews it; {@code withPermit} does).
  *
- * <h2 id="errors">Bad input</h2>
- * A permit count below 1 or above the total throws {@code IllegalArgumentException} at the call, with
- * nothing sent; a closed handle throws {@code SemaphoreClosedException}.
+ * <h2 id="failures">Failures</h2>
+ * Misuse throws at the call, with nothing sent or changed: a permit count below 1 or above the total,
+ * or a null timeout or action, is an {@code IllegalArgumentException} or {@code NullPointerException}
+ * whose message names it; a closed handle or client is a {@code SemaphoreClosedException} (an
+ * {@code IllegalStateException}); a {@code Lease} released twice through the Kotlin API is an
+ * {@code IllegalStateException} ({@code RedisPermit} releases once by design). What Redis, the network or
+ * the replicas did is a {@link dev.semaphore.redis.RedisSemaphoreException} (unchecked, not an
+ * {@code IllegalStateException}), one subtype per cause: {@code LeaseLostException},
+ * {@code QueuedRequestLostException}, {@code NotReplicatedException},
+ * {@code ConfigurationConflictException}, {@code WrongClusterNodeException},
+ * {@code RedisUnavailableException}. A future fails with it; a blocking or try form throws it as it is
+ * (not wrapped). The README's "Across many JVMs" says, for each, when and what to do.
  */
 @NullMarked
 package dev.semaphore.redis.async;

@@ -131,7 +131,7 @@ class AsyncRedisSemaphoreTest {
         AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 2);
         AsyncRedisSemaphore other = AsyncRedisSemaphore.create(b, name, 2);
         List<Function<Integer, CompletableFuture<?>>> kinds = List.of(
-            i -> s.acquire(2), i -> other.tryAcquire(1), i -> other.acquire(1, Duration.ofSeconds(5)));
+            i -> s.acquire(2), i -> other.acquire(1, Duration.ZERO), i -> other.acquire(Duration.ofSeconds(5)));
         for (Function<Integer, CompletableFuture<?>> kind : kinds) {
             int cancelled = 0;
             for (int i = 0; i < 100; i++) {
@@ -140,10 +140,8 @@ class AsyncRedisSemaphoreTest {
                 while (System.nanoTime() < spin) Thread.onSpinWait();
                 if (f.cancel(true)) {
                     cancelled++;
-                } else if (f.join() instanceof RedisPermit p) {
+                } else if (!f.isCompletedExceptionally() && f.join() instanceof RedisPermit p) {
                     p.close();
-                } else if (f.join() instanceof Optional<?> o && o.isPresent()) {
-                    ((RedisPermit) o.get()).close();
                 }
             }
             // A lease lost by a cancelled future stays held for the lease time (30 s), past this deadline.
@@ -173,7 +171,7 @@ class AsyncRedisSemaphoreTest {
 
     @Test
     void closingAnExpiredPermitThrowsLeaseLostOnceAndRenewingFails() throws InterruptedException {
-        RedisSemaphoreConfig shortLease = AsyncRedisSemaphore.config(Duration.ofMillis(300), null, Duration.ofSeconds(10), null);
+        RedisSemaphoreConfig shortLease = new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(300));
         AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("expired"), 1, shortLease);
         RedisPermit p = s.acquire().join();
         assertTrue(p.remaining().compareTo(Duration.ofMillis(300)) <= 0);
@@ -189,7 +187,7 @@ class AsyncRedisSemaphoreTest {
     @Test
     void withPermitReleasesOnSuccessAndOnAFailedStage() {
         AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("with"), 1);
-        assertEquals(7L, s.withPermit(1, lease -> CompletableFuture.completedFuture(lease.getPermits() + 6L)).join());
+        assertEquals(7L, s.withPermit(1, lease -> CompletableFuture.completedFuture(lease.permits() + 6L)).join());
         assertEquals(1, s.availablePermits().join());
         CompletionException e = assertThrows(CompletionException.class,
             () -> s.withPermit(1, lease -> CompletableFuture.failedFuture(new IllegalStateException("boom"))).join());
@@ -219,7 +217,7 @@ class AsyncRedisSemaphoreTest {
         AsyncRedisLock lb = AsyncRedisLock.create(b, name);
         RedisPermit first = la.lock().join();
         assertTrue(la.isLocked().join());
-        assertTrue(lb.tryLock().join().isEmpty());
+        assertTrue(lb.tryLock().isEmpty());
         List<String> order = new CopyOnWriteArrayList<>();
         CompletableFuture<String> second = lb.withLock(lease -> CompletableFuture.completedFuture(order.add("b") ? "b" : "?"));
         awaitCount(() -> la.queueLength().join(), 1);
@@ -243,15 +241,18 @@ class AsyncRedisSemaphoreTest {
         return CompletableFuture.completedFuture("report " + fencingToken);
     }
 
-    private String readmeExample(String redisUri) {
+    private String readmeExample(String redisUri) throws InterruptedException {
         // README example begins
         RedisSemaphoreClient client = RedisSemaphoreClient.connect(redisUri); // one per JVM
         AsyncRedisSemaphore connections = AsyncRedisSemaphore.create(client, "db-connections", 8);
 
-        try (RedisPermit permit = connections.acquire(1, Duration.ofSeconds(5)).join()) {
+        // blocking (a plain or virtual thread); empty if not granted within 5 s, with nothing held
+        Optional<RedisPermit> granted = connections.acquireBlocking(2, Duration.ofSeconds(5));
+        try (RedisPermit permit = granted.orElseThrow()) {
             runReport(permit.fencingToken()); // close() releases, once
         }
-        CompletableFuture<String> report = connections.withPermit(1, lease -> runReportAsync(lease.getFencingToken()));
+        // asynchronous: released when the stage completes; the Lease reads as the permit does
+        CompletableFuture<String> report = connections.withPermit(lease -> runReportAsync(lease.fencingToken()));
         // README example ends
         String result = report.join();
         assertEquals(8, connections.availablePermits().join());
@@ -283,7 +284,15 @@ class AsyncRedisSemaphoreTest {
         assertTrue(three.getMessage().contains("was 3"), three.getMessage());
         IllegalArgumentException minus = assertThrows(IllegalArgumentException.class, () -> s.tryAcquire(-1));
         assertTrue(minus.getMessage().contains("was -1"), minus.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> s.withPermit(5, lease -> CompletableFuture.completedFuture(1)));
+        IllegalArgumentException blocking = assertThrows(IllegalArgumentException.class, () -> s.acquireBlocking(0));
+        assertTrue(blocking.getMessage().contains("was 0"), blocking.getMessage());
+        IllegalArgumentException timed = assertThrows(IllegalArgumentException.class, () -> s.acquireBlocking(3, Duration.ofSeconds(1)));
+        assertTrue(timed.getMessage().contains("was 3"), timed.getMessage());
+        IllegalArgumentException with = assertThrows(IllegalArgumentException.class,
+            () -> s.withPermit(5, lease -> CompletableFuture.completedFuture(1)));
+        assertTrue(with.getMessage().contains("was 5"), with.getMessage());
+        NullPointerException noTimeout = assertThrows(NullPointerException.class, () -> s.acquire(1, null));
+        assertEquals("timeout", noTimeout.getMessage());
         assertEquals(2, s.availablePermits().join());
         assertEquals(0, s.queueLength().join());
     }

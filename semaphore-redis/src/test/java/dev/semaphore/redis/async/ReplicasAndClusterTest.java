@@ -21,8 +21,9 @@ class ReplicasAndClusterTest {
         try (LocalRedisServer master = LocalRedisServer.Companion.start(false);
              LocalRedisServer replica = LocalRedisServer.Companion.startReplica(master);
              RedisSemaphoreClient client = RedisSemaphoreClient.connect(master.getUri())) {
-            RedisSemaphoreConfig config = AsyncRedisSemaphore
-                .config(Duration.ofSeconds(10), null, Duration.ofSeconds(5), null)
+            RedisSemaphoreConfig config = new RedisSemaphoreConfig()
+                .withLeaseTime(Duration.ofSeconds(10))
+                .withWaiterTimeToLive(Duration.ofSeconds(5))
                 .withReplicaAcks(1, Duration.ofMillis(300));
             AsyncRedisSemaphore semaphore = AsyncRedisSemaphore.create(client, "java-replicated", 1, config);
             try (RedisPermit permit = semaphore.acquire().join()) {

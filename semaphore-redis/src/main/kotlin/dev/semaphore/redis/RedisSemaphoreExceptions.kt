@@ -1,0 +1,115 @@
+/*
+ * The operational failures of a RedisSemaphore or RedisLock: what Redis, the network or the replicas did,
+ * as opposed to what the caller did wrong. They share one base type, RedisSemaphoreException, which is
+ * NOT an IllegalStateException, so that a caller can catch "Redis failed me" without catching its own
+ * bugs. Misuse keeps the standard types: IllegalArgumentException (a bad count, a name with a brace, a
+ * lease of another semaphore), IllegalStateException (a lease released twice), and
+ * dev.semaphore.SemaphoreClosedException (an IllegalStateException) for a closed handle or client.
+ * The README's "Across many JVMs" has the same list as a table: exception, when, what to do.
+ *
+ * Each is a CopyableThrowable whose copy keeps the type, the message and the cause: kotlinx.coroutines'
+ * stack-trace recovery (debug mode, or -ea) would otherwise wrap the original as the copy's cause, and
+ * `cause` would no longer be, for example, Lettuce's exception.
+ */
+@file:OptIn(ExperimentalCoroutinesApi::class)
+
+package dev.semaphore.redis
+
+import kotlinx.coroutines.CopyableThrowable
+import kotlinx.coroutines.ExperimentalCoroutinesApi
+
+/**
+ * An operational failure of a distributed semaphore or lock: Redis, the network, or the replicas did
+ * not do what the call needed. Each cause has its own subtype; this type itself is thrown for any
+ * other error reply of the server (for example `READONLY` from a replica, `OOM`, `NOPERM`), with
+ * Lettuce's exception as [cause]. Unchecked; not an [IllegalStateException].
+ *
+ * What to do depends on the subtype: see each one. Nothing here means the caller misused the API.
+ */
+public open class RedisSemaphoreException(message: String, cause: Throwable? = null) :
+    RuntimeException(message, cause), CopyableThrowable<RedisSemaphoreException> {
+
+    /**
+     * For kotlinx.coroutines' stack-trace recovery: a copy with the same message and cause; none
+     * (no recovery) for a subclass that does not override this, so that a copy never changes the type.
+     */
+    override fun createCopy(): RedisSemaphoreException? =
+        if (this::class == RedisSemaphoreException::class) RedisSemaphoreException(message.orEmpty(), cause) else null
+}
+
+/**
+ * A lease ended while its holder still believed it held it: it expired (its renewals did not reach
+ * the server in time, or the holder was paused past its expiry), or the server lost it (restarted
+ * without persistence). Its permits may already be held by others.
+ *
+ * Thrown by `release` and `renew` of such a lease, and by `withPermit`/`withLock`, whose block is then
+ * cancelled. What to do: stop acting on the protected resource as its holder (whatever you did after
+ * the expiry may overlap another holder's work: the fencing token is there for that), then acquire
+ * again if the work must still be done. There is nothing to release.
+ */
+public class LeaseLostException(message: String, cause: Throwable? = null) : RedisSemaphoreException(message, cause) {
+    /** A copy with the same message and cause, for kotlinx.coroutines' stack-trace recovery. */
+    override fun createCopy(): LeaseLostException = LeaseLostException(message.orEmpty(), cause)
+}
+
+/**
+ * A queued request was dropped by the server: its heartbeats stopped arriving for longer than
+ * [RedisSemaphoreConfig.waiterTimeToLive] (this client was cut off from the server), or the server
+ * lost its data (restarted without persistence, failover). Thrown by a waiting `acquire`/`lock`.
+ * Nothing is held. What to do: acquire again (the request goes to the back of the line).
+ */
+public class QueuedRequestLostException(message: String, cause: Throwable? = null) : RedisSemaphoreException(message, cause) {
+    /** A copy with the same message and cause, for kotlinx.coroutines' stack-trace recovery. */
+    override fun createCopy(): QueuedRequestLostException = QueuedRequestLostException(message.orEmpty(), cause)
+}
+
+/**
+ * A grant (or a renewal) was not acknowledged by [RedisSemaphoreConfig.replicaAcks] replicas within
+ * [RedisSemaphoreConfig.replicaTimeout]. From `acquire`/`tryAcquire`/`lock`: the grant was handed
+ * back, so nothing is held; try again later, or check the replicas. From `renew`: the lease was not
+ * extended, but may still be live; renew again before it ends (`withPermit` does so by itself).
+ */
+public class NotReplicatedException(message: String, cause: Throwable? = null) : RedisSemaphoreException(message, cause) {
+    /** A copy with the same message and cause, for kotlinx.coroutines' stack-trace recovery. */
+    override fun createCopy(): NotReplicatedException = NotReplicatedException(message.orEmpty(), cause)
+}
+
+/**
+ * The semaphore on the server has another total than this handle was configured with (the first
+ * user of a name fixes its total, R2); the message names both totals and the semaphore. Nothing
+ * changed on the server. Thrown by any operation of the handle. What to do: configure the same total
+ * for a name in every JVM. To change a total, use a new name (or stop every user and delete the
+ * semaphore's keys, `dsem:{name}:*`).
+ */
+public class ConfigurationConflictException(message: String, cause: Throwable? = null) : RedisSemaphoreException(message, cause) {
+    /** A copy with the same message and cause, for kotlinx.coroutines' stack-trace recovery. */
+    override fun createCopy(): ConfigurationConflictException = ConfigurationConflictException(message.orEmpty(), cause)
+}
+
+/**
+ * A client made with [RedisSemaphoreClient.connect] (one server) was answered `MOVED` or `ASK`: the
+ * server is a Redis Cluster node that does not serve the semaphore's hash slot. Nothing changed. What
+ * to do: connect with [RedisSemaphoreClient.connectCluster].
+ */
+public class WrongClusterNodeException(message: String, cause: Throwable? = null) : RedisSemaphoreException(message, cause) {
+    /** A copy with the same message and cause, for kotlinx.coroutines' stack-trace recovery. */
+    override fun createCopy(): WrongClusterNodeException = WrongClusterNodeException(message.orEmpty(), cause)
+}
+
+/**
+ * The server could not be reached or could not serve now: Lettuce could not connect, a command got
+ * no answer within Lettuce's command timeout (60 s unless the URI sets `?timeout=`), or the server
+ * answered that it cannot serve yet (`LOADING`, `BUSY`, `CLUSTERDOWN`, `TRYAGAIN`, `MASTERDOWN`).
+ * [cause] is Lettuce's exception.
+ *
+ * What the failed call left: an `acquire`/`tryAcquire`/`lock` holds nothing (its request was withdrawn
+ * if the server could be told; otherwise the server drops it after `waiterTimeToLive`, and hands a
+ * grant it made meanwhile back after `leaseTime`). A failed `release` leaves the lease held until its
+ * expiry (you may call `release` again). A failed `renew` did not extend the lease; `withPermit` keeps
+ * renewing through these failures and throws [LeaseLostException] only once the lease must have ended.
+ * What to do: retry later, with a backoff; Lettuce reconnects by itself.
+ */
+public class RedisUnavailableException(message: String, cause: Throwable? = null) : RedisSemaphoreException(message, cause) {
+    /** A copy with the same message and cause, for kotlinx.coroutines' stack-trace recovery. */
+    override fun createCopy(): RedisUnavailableException = RedisUnavailableException(message.orEmpty(), cause)
+}

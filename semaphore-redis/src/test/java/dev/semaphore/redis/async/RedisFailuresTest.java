@@ -1,0 +1,165 @@
+package dev.semaphore.redis.async;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.semaphore.SemaphoreClosedException;
+import dev.semaphore.redis.ConfigurationConflictException;
+import dev.semaphore.redis.Lease;
+import dev.semaphore.redis.LeaseLostException;
+import dev.semaphore.redis.LocalRedisServer;
+import dev.semaphore.redis.RedisSemaphore;
+import dev.semaphore.redis.RedisSemaphoreClient;
+import dev.semaphore.redis.RedisSemaphoreConfig;
+import dev.semaphore.redis.RedisSemaphoreException;
+import dev.semaphore.redis.RedisUnavailableException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import java.time.Duration;
+import java.util.concurrent.CompletionException;
+import java.util.function.IntSupplier;
+import kotlin.Unit;
+import kotlin.coroutines.EmptyCoroutineContext;
+import kotlinx.coroutines.BuildersKt;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The failures as a Java caller sees them: {@code catch (RedisSemaphoreException e)} catches what Redis
+ * did (a lost lease, an unreachable server, a configuration conflict) and never the caller's own misuse,
+ * which stays {@code IllegalStateException}/{@code IllegalArgumentException}.
+ */
+class RedisFailuresTest {
+    /** Waits (at most 20 s) until {@code count} reaches {@code expected}. */
+    private static void awaitCount(IntSupplier count, int expected) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (count.getAsInt() != expected) {
+            assertTrue(System.nanoTime() < deadline, "still " + count.getAsInt() + ", expected " + expected);
+            Thread.sleep(10);
+        }
+    }
+
+    /** What a Java caller of the Kotlin handle writes to release a lease (a suspending call). */
+    private static void releaseThroughKotlin(RedisSemaphore semaphore, Lease lease) throws InterruptedException {
+        BuildersKt.<Unit>runBlocking(EmptyCoroutineContext.INSTANCE, (scope, continuation) -> semaphore.release(lease, continuation));
+    }
+
+    /** The failure a Java caller's {@code catch (RedisSemaphoreException e)} around {@code action} caught, or null. */
+    private static String caughtAsRedisFailure(Action action) throws Exception {
+        try {
+            action.run();
+            return null;
+        } catch (RedisSemaphoreException e) {
+            return e.getClass().getSimpleName();
+        }
+    }
+
+    private interface Action {
+        void run() throws Exception;
+    }
+
+    @Test
+    void catchingRedisSemaphoreExceptionCatchesALostLeaseButNotMisuse() throws Exception {
+        try (LocalRedisServer server = LocalRedisServer.Companion.start(false);
+             RedisSemaphoreClient client = RedisSemaphoreClient.connect(server.getUri())) {
+            RedisSemaphoreConfig shortLease = new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(300));
+            AsyncRedisSemaphore s = AsyncRedisSemaphore.create(client, "failures-lost", 1, shortLease);
+            RedisPermit expired = s.acquireBlocking();
+            awaitCount(() -> s.availablePermits().join(), 1); // the server ended the lease at its expiry
+
+            // A lost lease: caught as a Redis failure, as its own type.
+            assertEquals("LeaseLostException", caughtAsRedisFailure(expired::close));
+            CompletionException renew = assertThrows(CompletionException.class, () -> expired.renew().join());
+            assertInstanceOf(LeaseLostException.class, renew.getCause());
+            assertInstanceOf(RedisSemaphoreException.class, renew.getCause());
+
+            // A double release (through the Kotlin handle, the one way to release a lease twice): misuse,
+            // an IllegalStateException that the same catch does not catch.
+            AsyncRedisSemaphore other = AsyncRedisSemaphore.create(client, "failures-misuse", 1);
+            Lease lease = other.acquireBlocking().lease();
+            releaseThroughKotlin(other.asKotlin(), lease);
+            IllegalStateException twice = assertThrows(IllegalStateException.class,
+                () -> caughtAsRedisFailure(() -> releaseThroughKotlin(other.asKotlin(), lease)));
+            assertTrue(twice.getMessage().contains("already released"), twice.getMessage());
+            assertEquals(1, other.availablePermits().join()); // released once, not twice
+
+            // A bad count and a closed handle: misuse too, not caught as Redis failures.
+            IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> caughtAsRedisFailure(() -> other.tryAcquire(2)));
+            assertTrue(bad.getMessage().contains("was 2"), bad.getMessage());
+            other.close();
+            assertThrows(SemaphoreClosedException.class, () -> caughtAsRedisFailure(other::tryAcquire));
+            Object closed = assertThrows(IllegalStateException.class, () -> caughtAsRedisFailure(other::acquireBlocking));
+            assertInstanceOf(SemaphoreClosedException.class, closed);
+        }
+    }
+
+    @Test
+    void aHandleConfiguredWithAnotherTotalIsAConfigurationConflictAndChangesNothing() throws Exception {
+        try (LocalRedisServer server = LocalRedisServer.Companion.start(false);
+             RedisSemaphoreClient a = RedisSemaphoreClient.connect(server.getUri());
+             RedisSemaphoreClient b = RedisSemaphoreClient.connect(server.getUri())) {
+            AsyncRedisSemaphore two = AsyncRedisSemaphore.create(a, "conflict", 2);
+            RedisPermit held = two.acquireBlocking();
+            AsyncRedisSemaphore three = AsyncRedisSemaphore.create(b, "conflict", 3);
+
+            ConfigurationConflictException now = assertThrows(ConfigurationConflictException.class, three::tryAcquire);
+            assertTrue(now.getMessage().contains("\"conflict\" has 2 permits on the server"), now.getMessage());
+            assertTrue(now.getMessage().contains("configured with 3"), now.getMessage());
+            assertEquals("ConfigurationConflictException", caughtAsRedisFailure(three::acquireBlocking));
+            CompletionException future = assertThrows(CompletionException.class, () -> three.acquire(3).join());
+            assertInstanceOf(ConfigurationConflictException.class, future.getCause());
+
+            assertEquals(1, two.availablePermits().join());
+            assertEquals(0, two.queueLength().join());
+            held.close();
+            assertEquals(2, two.availablePermits().join());
+        }
+    }
+
+    @Test
+    void aServerThatCannotBeReachedIsRedisUnavailableWithLettucesExceptionAsCause() throws Exception {
+        try (LocalRedisServer server = LocalRedisServer.Companion.start(false)) {
+            RedisSemaphoreClient client = RedisSemaphoreClient.connect(server.getUri() + "?timeout=1s");
+            try {
+                AsyncRedisSemaphore s = AsyncRedisSemaphore.create(client, "unreachable", 2);
+                RedisPermit held = s.acquireBlocking();
+                server.kill();
+
+                long start = System.nanoTime();
+                RedisUnavailableException tried = assertThrows(RedisUnavailableException.class, s::tryAcquire);
+                long tookMs = (System.nanoTime() - start) / 1_000_000;
+                assertInstanceOf(RedisCommandTimeoutException.class, tried.getCause());
+                assertTrue(tried.getMessage().contains("127.0.0.1:" + server.getPort()), tried.getMessage());
+                assertTrue(tookMs >= 900 && tookMs < 10_000, "answered after " + tookMs + " ms, the timeout is 1 s");
+
+                assertEquals("RedisUnavailableException", caughtAsRedisFailure(() -> s.acquireBlocking(Duration.ofSeconds(5))));
+                CompletionException query = assertThrows(CompletionException.class, () -> s.availablePermits().join());
+                assertInstanceOf(RedisUnavailableException.class, query.getCause());
+                assertInstanceOf(RedisCommandTimeoutException.class, query.getCause().getCause());
+                RedisUnavailableException release = assertThrows(RedisUnavailableException.class, held::close);
+                assertInstanceOf(RedisCommandTimeoutException.class, release.getCause());
+            } finally {
+                client.close();
+            }
+            RedisUnavailableException connect = assertThrows(RedisUnavailableException.class,
+                () -> RedisSemaphoreClient.connect(server.getUri() + "?timeout=1s"));
+            assertInstanceOf(RedisConnectionException.class, connect.getCause());
+            assertTrue(connect.getMessage().contains("127.0.0.1:" + server.getPort()), connect.getMessage());
+        }
+    }
+
+    @Test
+    void noFailureTypeIsAnIllegalStateException() {
+        for (Class<?> type : new Class<?>[] {
+            LeaseLostException.class, dev.semaphore.redis.QueuedRequestLostException.class,
+            dev.semaphore.redis.NotReplicatedException.class, ConfigurationConflictException.class,
+            dev.semaphore.redis.WrongClusterNodeException.class, RedisUnavailableException.class}) {
+            assertTrue(RedisSemaphoreException.class.isAssignableFrom(type), type + " is not a RedisSemaphoreException");
+            assertFalse(IllegalStateException.class.isAssignableFrom(type), type + " is an IllegalStateException");
+            assertTrue(RuntimeException.class.isAssignableFrom(type), type + " is checked");
+        }
+    }
+}
