@@ -41,7 +41,7 @@ import kotlin.time.TimeSource
  * Lettuce's command timeout (60 s by default; `?timeout=2s` in the URI) bounds how long any call waits
  * for the server, except a wait in line.
  */
-public class RedisSemaphoreClient private constructor(
+public class RedisSemaphoreClient internal constructor(
     /** The server(s), "host:port", for messages (never the URI: it may hold a password). */
     private val servers: String,
     private val commands: StatefulConnection<String, String>,

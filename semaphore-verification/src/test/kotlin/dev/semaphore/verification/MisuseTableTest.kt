@@ -240,7 +240,7 @@ class MisuseTableTest {
         val names = rows().map { it.get()[0].toString() }
         for (kind in listOf("(0", "(-1", "(-2147483648", ".acquire(3)", "release(1)", "double unlock", "unlock(ownerB)",
             "tryLock(ownerA)", "closed Semaphore", "closed PrioritySemaphore", "closed Lock", "Semaphore(-1)", "aging=0s", "aging=-1s",
-            "aging=Infinity", "0s) -> false", "-5s) -> false", "INFINITE")) {
+            "aging=Infinity", "(0s, 1) -> false", "(-5s, 1) -> false", "(0s, ownerB) -> false", "INFINITE")) {
             assertTrue(names.any { kind in it }, "no row for $kind")
         }
     }
