@@ -5,17 +5,22 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.nulls.shouldNotBeNull
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeInstanceOf
-import kotlinx.coroutines.CoroutineExceptionHandler
-import kotlinx.coroutines.CoroutineScope
-import kotlinx.coroutines.Job
-import kotlinx.coroutines.launch
-import kotlinx.coroutines.runBlocking
-import kotlinx.coroutines.test.TestScope
-import kotlinx.coroutines.yield
 import java.io.File
 import java.util.Collections
 import java.util.jar.JarFile
 import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.EmptyCoroutineContext
+import kotlin.time.Duration.Companion.seconds
+import kotlinx.coroutines.CoroutineExceptionHandler
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.currentCoroutineContext
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.test.TestScope
+import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.yield
 
 /** A system property that every Surefire execution of this module sets (semaphore-core/pom.xml). */
 private fun setting(name: String): String =
@@ -33,6 +38,17 @@ private fun versionInJarOf(c: Class<*>, module: String): String {
         f.getInputStream(entry).use { it.readBytes().decodeToString().trim() }
     }
 }
+
+/**
+ * A scope on the event loop of the calling runBlocking whose coroutines are not its children, so that a
+ * waiter that is never woken fails the test (at a check, or at [GUARD]) instead of keeping runBlocking
+ * waiting for it.
+ */
+private suspend fun notAChild(context: CoroutineContext = EmptyCoroutineContext): CoroutineScope =
+    CoroutineScope(currentCoroutineContext()[ContinuationInterceptor]!! + context)
+
+/** How long a test waits for a coroutine that should already have finished (it never waits on success). */
+private val GUARD = 10.seconds
 
 /**
  * What the core needs of kotlinx.coroutines beyond its ordinary public API, and a check that each
@@ -79,16 +95,14 @@ class KotlinxCompatSpec : FunSpec({
         runBlocking {
             val s = Semaphore(1)
             s.tryAcquire() shouldBe true
-            // On this event loop, but not a child: if the handler did not wake it, the check below fails
-            // instead of runBlocking waiting for it forever.
-            val waiter = CoroutineScope(coroutineContext[ContinuationInterceptor]!!).launch { s.acquire() }
+            val waiter = notAChild().launch { s.acquire() }
             yield() // waiter suspends in acquire()
             s.queueLength shouldBe 1
             waiter.cancel() // its body has not run since: the Job is cancelling, not completed
             waiter.isCancelled shouldBe true
             waiter.isCompleted shouldBe false
             s.queueLength shouldBe 0 // the handler ran at once, in cancel()
-            waiter.join() // and woke the coroutine, which completes
+            withTimeout(GUARD) { waiter.join() } // and woke the coroutine, which completes
             s.availablePermits shouldBe 0
             s.release()
             s.availablePermits shouldBe 1
@@ -101,12 +115,12 @@ class KotlinxCompatSpec : FunSpec({
             val s = Semaphore(1)
             s.tryAcquire() shouldBe true
             val reported = mutableListOf<Throwable>()
-            val waiter = launch(CoroutineExceptionHandler { _, e -> reported += e }) { s.acquire() }
+            val waiter = notAChild(CoroutineExceptionHandler { _, e -> reported += e }).launch { s.acquire() }
             yield() // waiter suspends in acquire()
             s.release() // granted to the waiter; its resumption is dispatched to this event loop, not run yet
             waiter.cancel() // cancelled after the grant: it will hand the permit back (W3)
             s.release() // misuse: the waiter's permit is released by someone else meanwhile
-            waiter.join() // the hand-back over-releases: reported, and the coroutine still ends cancelled
+            withTimeout(GUARD) { waiter.join() } // the hand-back over-releases: reported, and the coroutine ends cancelled
             reported.size shouldBe 1
             reported.single().shouldBeInstanceOf<IllegalStateException>()
             waiter.isCancelled shouldBe true
