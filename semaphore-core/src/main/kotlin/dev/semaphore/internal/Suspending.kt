@@ -39,6 +39,28 @@
  * - Timed acquisition (acquireWithin) records "acquired" in the same synchronous step in which
  *   acquire() returns; a timeout or cancellation that lands after that point gives the permits back
  *   instead of dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
+ *
+ * kotlinx.coroutines' internal API: this file is the only one that uses it, in two calls.
+ * - `job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler)` (W2): the handler
+ *   must run when the Job starts cancelling. The public `invokeOnCompletion(handler)` runs when the Job
+ *   completes, and the coroutine suspended here keeps its Job from completing until something wakes it,
+ *   so a cancelled waiter would never wake. The public ways to hear of the cancellation of a suspended
+ *   coroutine cost more per suspension: a CancellableContinuation (left out, see above), or a child
+ *   `Job(job)` with a handler on its completion (a second Job and a child node for every suspension,
+ *   a child that `job.children` shows while the coroutine waits, and a completion of it at every end).
+ * - `handleCoroutineException(context, e)` (W3's hand-back): reports an error that no caller can catch
+ *   exactly as kotlinx reports its own: to the context's CoroutineExceptionHandler, else (or if that
+ *   throws) to the handlers installed through ServiceLoader (kotlinx-coroutines-test's, which makes
+ *   runTest fail with the error; Android's) and then the thread's uncaught-exception handler. Its public
+ *   parts (the context's handler, the thread's) skip the ServiceLoader handlers; a throwaway root
+ *   coroutine that throws the error reaches the same chain, but its handler sees another coroutine's
+ *   context, and the context's ThreadContextElements are installed around it.
+ * Both have the same signature in kotlinx.coroutines 1.9, 1.10 and 1.11, and the same meaning (1.10
+ * added only the unwrapping of a DispatchException, which a hand-back's error is not). The kotlinx-compat
+ * Maven profile (semaphore-core/pom.xml, run by .ci/run) runs the core's whole test suite, with
+ * KotlinxCompatSpec's tests of these two calls, on 1.9.0, 1.10.2 and 1.11.0 against these classes
+ * compiled once against the build's version, so a release that changes either one's signature, or
+ * what those tests check, fails it.
  */
 package dev.semaphore.internal
 
