@@ -67,7 +67,7 @@ class MultiProcessSpec : FunSpec({
             runBlocking {
                 val s = client.semaphore("killed-holder", 1, fast)
                 val next = async { s.acquire() }
-                while (s.queueLength() == 0) delay(10)
+                withTimeout(30.seconds) { while (s.queueLength() == 0) delay(10) }
                 val killedAt = TimeSource.Monotonic.markNow()
                 holder.signal("KILL")
                 val lease = withTimeout(20.seconds) { next.await() }
@@ -114,7 +114,7 @@ class MultiProcessSpec : FunSpec({
             WorkerProcess("wait", server.uri, "killed-waiter", "1").use { waiter ->
                 waiter.next("QUEUED")
                 val behind = async { s.acquire() }
-                while (s.queueLength() < 2) delay(10)
+                withTimeout(30.seconds) { while (s.queueLength() < 2) delay(10) } // the worker, then `behind`
                 val killedAt = TimeSource.Monotonic.markNow()
                 waiter.signal("KILL")
                 withTimeout(20.seconds) { while (s.queueLength() > 1) delay(10) } // purged: no heartbeat
