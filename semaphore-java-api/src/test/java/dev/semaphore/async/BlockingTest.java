@@ -19,33 +19,6 @@ import org.junit.jupiter.api.Test;
 /** The blocking forms: parking in the shared line, interrupts, deadlines, close. */
 class BlockingTest {
 
-    /** Runs [body] on a new thread and returns the thread and a slot for its outcome. */
-    private static final class Outcome {
-        final AtomicReference<Object> value = new AtomicReference<>();
-        final Thread thread;
-
-        Outcome(ThrowingSupplier body) {
-            thread = new Thread(() -> {
-                try {
-                    value.set(body.get());
-                } catch (Throwable t) {
-                    value.set(t);
-                }
-            });
-            thread.start();
-        }
-
-        Object join() throws InterruptedException {
-            thread.join();
-            return value.get();
-        }
-    }
-
-    @FunctionalInterface
-    interface ThrowingSupplier {
-        Object get() throws Exception;
-    }
-
     @Test
     void aBlockedThreadIsWokenByARelease() throws Exception {
         AsyncSemaphore s = drained(2);

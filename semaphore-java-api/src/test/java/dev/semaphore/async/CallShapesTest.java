@@ -32,36 +32,8 @@ import org.junit.jupiter.api.Test;
  */
 class CallShapesTest {
 
-    /** Runs a blocking call on a new thread; its outcome (a value or what it threw) is kept. */
-    private static final class Outcome {
-        final AtomicReference<Object> value = new AtomicReference<>();
-        final Thread thread;
-
-        Outcome(Blocking body) {
-            thread = new Thread(() -> {
-                try {
-                    value.set(body.get());
-                } catch (Throwable t) {
-                    value.set(t);
-                }
-            });
-            thread.start();
-        }
-
-        Object join() throws InterruptedException {
-            thread.join(60_000);
-            assertFalse(thread.isAlive(), "the blocked call never returned");
-            return value.get();
-        }
-    }
-
-    @FunctionalInterface
-    interface Blocking {
-        Object get() throws Exception;
-    }
-
     /** Runs {@code call} and returns how long it took, in nanoseconds; its result goes to {@code result}. */
-    private static <T> long timed(AtomicReference<T> result, Blocking call) throws Exception {
+    private static <T> long timed(AtomicReference<T> result, Outcome.Body call) throws Exception {
         long start = System.nanoTime();
         @SuppressWarnings("unchecked")
         T value = (T) call.get();
