@@ -4,8 +4,10 @@ import kotlinx.coroutines.CopyableThrowable
 import kotlinx.coroutines.ExperimentalCoroutinesApi
 
 /**
- * Thrown to every waiter queued on a [Semaphore] or [PrioritySemaphore] when it is closed, and by
- * every acquisition attempted after that. [cause] is the cause passed to `close`, if any.
+ * Thrown to every waiter queued on a [Semaphore], [PrioritySemaphore], [Lock] or [ReadWriteLock] when it
+ * is closed, and by every acquisition attempted after that (one type for every primitive, so one
+ * `catch` covers them all; a Lock is a semaphore of one permit). [cause] is the cause passed to `close`,
+ * if any.
  *
  * ```kotlin
  * try { semaphore.acquire() } catch (e: SemaphoreClosedException) { log("shutting down", e.cause) }
