@@ -161,6 +161,38 @@ internal fun RedisSemaphore.releaseAsync(lease: Lease): CompletableFuture<Void?>
 internal fun RedisSemaphore.renewAsync(lease: Lease): CompletableFuture<Void?> =
     handle().client.background.future { renew(lease); null }
 
+/** [RedisSemaphore.totalPermits] as a future. */
+internal fun RedisSemaphore.totalPermitsAsync(): CompletableFuture<Int> = handle().client.background.future { totalPermits() }
+
+/** [RedisSemaphore.addPermits], [RedisSemaphore.reducePermits] or [RedisSemaphore.setPermits] ([mode]) as a future. */
+internal fun RedisSemaphore.resizeAsync(mode: String, count: Int): CompletableFuture<Void?> {
+    when (mode) { // bad input throws at once, as the Kotlin forms do before they suspend
+        "set" -> require(count >= 0) { "total must be 0 or more, was $count" }
+        else -> require(count >= 1) { "permits must be at least 1, was $count" }
+    }
+    return handle().client.background.future {
+        when (mode) {
+            "add" -> addPermits(count)
+            "reduce" -> reducePermits(count)
+            else -> setPermits(count)
+        }
+        null
+    }
+}
+
+/** [RedisSemaphore.delete] as a future. */
+internal fun RedisSemaphore.deleteAsync(): CompletableFuture<Void?> = handle().client.background.future { delete(); null }
+
+/**
+ * A new future that completes when [lease] ends: with null once released, exceptionally with
+ * [LeaseLostException] once lost. Completing or cancelling it does not touch the lease.
+ */
+internal fun Lease.endedFuture(): CompletableFuture<Void?> {
+    val ended = CompletableFuture<Void?>()
+    end.invokeOnCompletion { e -> if (e == null) ended.complete(null) else ended.completeExceptionally(e) }
+    return ended
+}
+
 /** [RedisSemaphore.availablePermits] as a future. */
 internal fun RedisSemaphore.availablePermitsAsync(): CompletableFuture<Int> = handle().client.background.future { availablePermits() }
 

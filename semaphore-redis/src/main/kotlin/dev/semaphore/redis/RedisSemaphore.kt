@@ -1,71 +1,105 @@
 /*
- * A semaphore and a lock shared by many JVMs through one Redis server. The public contract is here;
- * RedisSemaphoreClient.kt holds the connections, RedisSemaphoreHandle.kt the per-semaphore client
- * side, and the server side is a set of Lua scripts (the .lua resources in dev/semaphore/redis).
+ * A semaphore and a lock shared by many JVMs through one Redis server. The public contract is here and
+ * in RedisLock.kt; RedisSemaphoreClient.kt holds the connections and the client's background work,
+ * RedisSemaphoreHandle.kt the per-semaphore client side, and the server side is a set of Lua scripts
+ * (the .lua resources in dev/semaphore/redis; head.lua describes the keys).
  *
- * THE SERVER SIDE: the rules the scripts keep (lib.lua and line.lua cite them).
+ * THE SERVER SIDE: the rules the scripts keep (the .lua files cite them).
  * R1  Time is the server's: every expiry and deadline is computed in a script from Redis's TIME.
- * R2  A semaphore is created by the first script that touches it, with the total its caller configured;
- *     a caller configured with another total is refused (nothing changes). The fencing counter starts
- *     at the server's time in microseconds.
+ * R2  A semaphore is created by the first script that touches it, with the total its caller configured.
+ *     Afterwards the total on the server stands: a caller configured with another total works with the
+ *     server's (its client logs a warning naming both), and the total changes only by a resize (add,
+ *     reduce, set), for every client at once. A reduction below what is held is a debt: releases repay
+ *     it before anyone is granted.
  * R3  Strict FIFO, whole grants: a request is granted at once only if nobody is queued and it fits;
  *     otherwise it joins the line. After every change that frees permits, the head of the line is
  *     granted all its permits if they fit, then the next, and so on; the first that does not fit stops
- *     the loop (so a large request is never starved by small ones). Grants are published on the
+ *     the loop (so a large request is never starved by small ones); a head larger than the total
+ *     (after a reduction) fails instead, and its client is told why. Grants are published on the
  *     semaphore's channel.
  * R4  Every grant is a lease: an id (the request's), a permit count, a fencing token (the semaphore's
- *     counter, incremented for every grant: strictly increasing across all grants) and an expiry.
- * R5  Every script first ends the leases past their expiry and drops the queued requests past their
- *     heartbeat deadline, then grants what that freed (R3). A live holder renews its lease; a live
- *     waiter's client sends heartbeats; so only a dead (or cut off) one loses its place or its permits.
- * R6  Every script is idempotent per request id: a command repeated after a reconnect gets the same
- *     answer and changes nothing more. An ended id is remembered (why it ended) for at least 10 minutes.
+ *     counter, incremented for every grant: strictly increasing across all grants, also across the
+ *     semaphore's re-creation, R9) and an expiry. A client counts a lease's time from a moment it knows
+ *     to precede the grant (the sending of the last request that found it queued), so its count ends
+ *     no later than the server's.
+ * R5  Every script that may grant first ends the leases past their expiry and drops the queued requests
+ *     past their heartbeat deadline (at most 100 of each per call: every call does bounded work), then
+ *     grants what that freed (R3). Clients renew their live leases and send heartbeats for their queued
+ *     requests, so only a dead (or cut off) holder or waiter loses its permits or its place.
+ * R6  A command repeated by the connection (Lettuce sends an unanswered command again after a
+ *     reconnect) runs before any later command of its client about the same request, because one
+ *     connection keeps its commands in order; so it finds the request as its first run left it, gets
+ *     the same answer and changes nothing more. The server keeps no record of ended requests (its
+ *     memory is bounded by what is live); a request it does not know is "U", which the client reads by
+ *     what it knows: a release of a lease that was live when the release was sent has succeeded (this is
+ *     its repeat); otherwise the lease was lost. A resize is not idempotent by itself: the last 16
+ *     resize ids are kept, and a repeated one changes nothing.
  * R7  Wake-ups are by pub/sub; the heartbeat of queued requests also answers where each one is, so a
  *     lost message delays a grant by at most one heartbeat interval.
  * R8  A request that gives up leaves the line; if it was granted in the same instant, a cancelled
  *     caller hands the lease back and a timed-out caller takes it (tryAcquire returns it). A grant is
  *     taken by its caller or handed back, never both, never neither.
+ * R9  The keys of a semaphore expire when it has been idle (no live lease, no queued request) for its
+ *     idle time, and the next use creates it again (R2). Its fencing counter then starts again at the
+ *     server's time in microseconds, above every token it granted before: a semaphore cannot grant more
+ *     than one lease per microsecond (each grant is a script run, which takes longer). This holds as
+ *     long as the server's clock does not step back by more than the semaphore's idle time.
  */
 package dev.semaphore.redis
 
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Job
 import kotlin.time.Duration
+import kotlin.time.Duration.Companion.days
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeMark
 import kotlin.time.toKotlinDuration
 
 /**
- * A counting semaphore of [totalPermits] permits shared, under one [name], by every JVM connected to the
- * same Redis server, with the guarantees of the local `dev.semaphore.Semaphore` where they can hold
- * across machines: one first-in-first-out line for all JVMs, requests for several permits granted whole
- * at the head of the line, no barging by [tryAcquire], a request larger than the total refused at once.
+ * A counting semaphore shared, under one [name], by every JVM connected to the same Redis server, with
+ * the guarantees of the local `dev.semaphore.Semaphore` where they can hold across machines: one
+ * first-in-first-out line for all JVMs, requests for several permits granted whole at the head of the
+ * line, no barging by [tryAcquire], a request larger than the total refused.
  *
- * Every grant is a [Lease] that ends at its expiry unless renewed: a holder that dies loses its permits
- * after at most one lease time, and they go to the next in line. Use [withPermit], which renews the
- * lease while its block runs and tells the block (cancels it with [LeaseLostException]) if the lease
- * is lost. A holder that may be paused for longer than a lease (a long GC, a stopped process) must
- * pass the lease's [Lease.fencingToken] to the resource it protects, which rejects a token lower than
- * one it has seen.
+ * Every grant is a [Lease]. The client renews it in the background until it is released (see
+ * [RedisSemaphoreConfig.autoRenew] for a fixed lease instead), so it lasts as long as its holder lives
+ * and reaches the server; a holder that dies or is cut off loses its permits after at most one lease
+ * time, and they go to the next in line. A holder whose lease is lost anyway is told when it happens:
+ * [Lease.awaitEnd] throws [LeaseLostException], and [withPermit] cancels its block. A holder that may
+ * be paused for longer than a lease (a long GC, a stopped process) must pass the lease's
+ * [Lease.fencingToken] to the resource it protects, which rejects a token lower than one it has seen.
+ *
+ * The total is the server's: [configuredPermits] creates the semaphore if the server has none, and
+ * [addPermits], [reducePermits] and [setPermits] change it for every JVM at once. A semaphore nobody
+ * holds or waits on expires from the server after [RedisSemaphoreConfig.idleExpiry], and the next use
+ * creates it again, with fencing tokens still increasing.
  *
  * Failures: misuse throws `IllegalArgumentException` or `IllegalStateException` (as each method says)
  * and changes nothing; what Redis or the network did throws a [RedisSemaphoreException] subtype (see
- * RedisSemaphoreExceptions.kt): every method may throw [RedisUnavailableException],
- * [ConfigurationConflictException] and [WrongClusterNodeException].
+ * RedisSemaphoreExceptions.kt): every method may throw [RedisUnavailableException] and
+ * [WrongClusterNodeException].
  *
- * Get one from [RedisSemaphoreClient.semaphore]. Methods are safe to call from any coroutine.
+ * Get one from [RedisSemaphoreClient.semaphore]: a handle is a cheap view, made per call if you like.
+ * Methods are safe to call from any coroutine.
  */
 public interface RedisSemaphore {
     /** The semaphore's name on the server. */
     public val name: String
 
-    /** The total number of permits, as configured (the server refuses a handle configured with another). */
-    public val totalPermits: Int
+    /**
+     * The total this handle creates the semaphore with if the server has none (R2). The server's total,
+     * once created, is [totalPermits].
+     */
+    public val configuredPermits: Int
 
     /**
-     * Waits in line for [permits] permits and returns their lease. Cancelling the caller withdraws the
-     * request; a grant that raced the cancellation is handed back (R8).
-     * @throws IllegalArgumentException if [permits] < 1 or more than the total (nothing is queued).
-     * @throws dev.semaphore.SemaphoreClosedException if this handle is or becomes closed.
+     * Waits in line for [permits] permits and returns their lease, which the client keeps renewed until
+     * [release]. Cancelling the caller withdraws the request; a grant that raced the cancellation is
+     * handed back (R8).
+     * @throws IllegalArgumentException if [permits] < 1 or more than the server's total (nothing is queued).
+     * @throws IllegalStateException if the total is reduced below [permits] while it waits (it left the line).
+     * @throws dev.semaphore.SemaphoreClosedException if this handle or its client is or becomes closed.
      * @throws QueuedRequestLostException if the server dropped the request from the line because its
      *   heartbeats did not arrive (this client was cut off for longer than the waiter time to live).
      * @throws NotReplicatedException if [RedisSemaphoreConfig.replicaAcks] replicas did not acknowledge
@@ -75,7 +109,7 @@ public interface RedisSemaphore {
 
     /**
      * Takes [permits] permits now if nobody is queued and they are free (one round trip); null otherwise.
-     * @throws IllegalArgumentException if [permits] < 1 or more than the total.
+     * @throws IllegalArgumentException if [permits] < 1 or more than the server's total.
      */
     public suspend fun tryAcquire(permits: Int = 1): Lease?
 
@@ -85,77 +119,77 @@ public interface RedisSemaphore {
      * Zero or negative: as [tryAcquire]. The timeout comes first, as in `Semaphore.tryAcquire(timeout)`
      * of the core: `tryAcquire(5.seconds)` waits up to 5 s for one permit, `tryAcquire(5.seconds, 2)`
      * for two.
-     * @throws IllegalArgumentException if [permits] < 1 or more than the total (nothing is queued).
+     * @throws IllegalArgumentException if [permits] < 1 or more than the server's total (nothing is queued).
      */
     public suspend fun tryAcquire(timeout: Duration, permits: Int = 1): Lease?
 
     /**
-     * Ends [lease] and gives its permits back to the head of the line.
-     * @throws LeaseLostException if the lease had expired (its permits already went to others).
-     * @throws IllegalStateException if it was already released, or is unknown to this semaphore.
+     * Ends [lease] (its renewals stop) and gives its permits back to the head of the line.
+     * @throws LeaseLostException if the lease had been lost (its permits already went to others).
+     * @throws IllegalStateException if it was already released.
      * @throws IllegalArgumentException if [lease] belongs to another semaphore.
-     * @throws RedisUnavailableException if the server could not be reached: the lease stays held until
-     *   its expiry, and [release] may be called again.
+     * @throws RedisUnavailableException if the server could not be reached: the lease stays held (and
+     *   renewed) and [release] may be called again.
      */
     public suspend fun release(lease: Lease)
 
     /**
-     * Extends [lease] by one lease time from now (server time).
-     * @throws LeaseLostException if it expired or was released.
+     * Extends [lease] by one lease time from now (server time). The client does this by itself unless
+     * [RedisSemaphoreConfig.autoRenew] is off.
+     * @throws LeaseLostException if it had ended.
      * @throws NotReplicatedException if [RedisSemaphoreConfig.replicaAcks] replicas did not acknowledge
      *   the renewal in time; [Lease.remaining] was not extended (the lease may still be live: try again).
      * @throws IllegalArgumentException if [lease] belongs to another semaphore.
      */
     public suspend fun renew(lease: Lease)
 
-    /** Permits free now (after the server ended what had expired). */
+    /** Permits free now (after the server ended what had expired); below zero while a reduction is repaid. */
     public suspend fun availablePermits(): Int
 
     /** Requests waiting in line now, from every JVM. */
     public suspend fun queueLength(): Int
 
+    /** The total on the server now: the permits that exist, held or free (R2). */
+    public suspend fun totalPermits(): Int
+
+    /**
+     * Adds [permits] to the total, for every JVM; queued requests that now fit are granted.
+     * @throws IllegalArgumentException if [permits] < 1 or the total would exceed `Int.MAX_VALUE`.
+     */
+    public suspend fun addPermits(permits: Int)
+
+    /**
+     * Removes [permits] from the total, for every JVM, without waiting for holders: [availablePermits]
+     * may go below zero, and releases repay that debt before anyone is granted. A queued request larger
+     * than the new total fails with `IllegalStateException` when it reaches the head of the line.
+     * @throws IllegalArgumentException if [permits] < 1 or more than the total.
+     */
+    public suspend fun reducePermits(permits: Int)
+
+    /**
+     * Makes the total [total], for every JVM: [addPermits] or [reducePermits] by the difference, in one
+     * step. Idempotent, so a rolling deploy can call it from every instance.
+     * @throws IllegalArgumentException if [total] < 0.
+     */
+    public suspend fun setPermits(total: Int)
+
+    /**
+     * Removes the semaphore from the server if nobody holds or waits on it (the next use creates it
+     * again, R2, with fencing tokens still increasing, R9).
+     * @throws IllegalStateException if permits are held or requests queued; nothing changes.
+     */
+    public suspend fun delete()
+
     /**
      * Closes this handle: its waiting callers fail with `SemaphoreClosedException` and leave the line;
-     * later [acquire] and [tryAcquire] calls throw it. Leases stay valid: [release] and [renew] keep
-     * working. The semaphore on the server, and other handles on it, are not affected.
+     * later [acquire] and [tryAcquire] calls throw it. Leases stay valid (and renewed): [release] and
+     * [renew] keep working. The semaphore on the server, and other handles on it, are not affected.
      */
     public fun close()
 }
 
 /**
- * A first-in-first-out lock shared by every JVM on the same Redis server: a [RedisSemaphore] of one
- * permit whose [Lease] is the owner (it has no other notion of owner; it is not reentrant: locking
- * again while holding waits for yourself until your lease expires). The same name as a
- * [RedisSemaphore] of 1 permit is the same line.
- */
-public interface RedisLock {
-    public val name: String
-
-    /** Waits in line for the lock; see [RedisSemaphore.acquire]. */
-    public suspend fun lock(): Lease
-
-    /** Takes the lock now if it is free and nobody is queued; null otherwise. */
-    public suspend fun tryLock(): Lease?
-
-    /** Waits at most [timeout] for the lock; see [RedisSemaphore.tryAcquire]. */
-    public suspend fun tryLock(timeout: Duration): Lease?
-
-    /** Unlocks; see [RedisSemaphore.release]. */
-    public suspend fun unlock(lease: Lease)
-
-    /** See [RedisSemaphore.renew]. */
-    public suspend fun renew(lease: Lease)
-
-    public suspend fun isLocked(): Boolean
-
-    public suspend fun queueLength(): Int
-
-    /** See [RedisSemaphore.close]. */
-    public fun close()
-}
-
-/**
- * A grant: [permits] permits of semaphore [semaphoreName], until it is released or expires.
+ * A grant: [permits] permits of semaphore [semaphoreName], until it is released or lost.
  * [fencingToken] is strictly greater than the token of every earlier grant of the same semaphore.
  * Java reads the properties record-style, as on `RedisPermit`: `id()`, `permits()`, `fencingToken()`,
  * `semaphoreName()`.
@@ -166,7 +200,7 @@ public class Lease internal constructor(
     @get:JvmName("id") public val id: String,
     @get:JvmName("permits") public val permits: Int,
     @get:JvmName("fencingToken") public val fencingToken: Long,
-    /** When the lease ends unless renewed, as last told by the server, measured on this JVM's monotonic clock. */
+    /** When the lease ends unless renewed, measured on this JVM's monotonic clock, no later than on the server (R4). */
     @Volatile internal var expiresAt: TimeMark,
 ) {
     /** The request's number in the line if it queued (the server's order of requests), 0 if granted at once. */
@@ -175,48 +209,90 @@ public class Lease internal constructor(
     /** Set by the first release call (cleared again if it could not reach the server). */
     internal val releasing = java.util.concurrent.atomic.AtomicBoolean()
 
+    /** Completes when the lease ends: normally once released, with LeaseLostException once lost. */
+    internal val end: CompletableDeferred<Unit> = CompletableDeferred()
+
+    /** What keeps it alive (the client's renewal or watch); cancelled at its end. */
+    @Volatile internal var keeper: Job? = null
+
+    @Volatile internal var lostWith: LeaseLostException? = null
+
+    internal fun released() {
+        end.complete(Unit)
+    }
+
+    internal fun lose(e: LeaseLostException) {
+        lostWith = e
+        end.completeExceptionally(e)
+    }
+
     /** The time left before the lease ends unless renewed, by the last answer of the server. */
     public val remaining: Duration get() = -expiresAt.elapsedNow()
+
+    /** True once the lease is known to be lost (its renewals failed until its expiry, or the server no longer had it). */
+    public val isLost: Boolean get() = lostWith != null
+
+    /**
+     * Suspends until the lease ends: returns once it is released; throws [LeaseLostException] as soon as
+     * it is known to be lost. Run it beside the work the lease protects to stop that work in time:
+     * `launch { lease.awaitEnd() }` in the work's scope cancels the scope when the lease is lost
+     * ([withPermit] does this by itself).
+     */
+    public suspend fun awaitEnd() {
+        end.await()
+    }
 
     override fun toString(): String =
         "Lease(semaphore=$semaphoreName, id=$id, permits=$permits, fencingToken=$fencingToken, remaining=$remaining)"
 }
 
 /**
- * Timings of a [RedisSemaphore], and whether its grants wait for replicas; all times are measured by
- * the server except the intervals at which this client acts and [replicaTimeout].
+ * Timings of a [RedisSemaphore], whether its leases are renewed, and whether its grants wait for
+ * replicas; all times are measured by the server except the intervals at which this client acts and
+ * [replicaTimeout].
  *
  * Kotlin: name the arguments, `RedisSemaphoreConfig(leaseTime = 2.seconds, heartbeatInterval = 200.milliseconds)`.
- * The times are all `Duration`s, so a positional call could put one in another's place and still
- * compile; the leading [NamedArgumentsOnly] parameter makes any positional argument a compile error.
+ * Several are `Duration`s, so a positional call could put one in another's place and still compile;
+ * the leading [NamedArgumentsOnly] parameter makes any positional argument a compile error.
  * Java: `new RedisSemaphoreConfig()` (the defaults) and the `with...` methods, each of which returns a
  * new configuration.
  *
- * @property leaseTime how long a grant lasts unless renewed; a dead holder's permits come back after at most this.
- * @property renewInterval how often [withPermit] renews the lease while its block runs; by default a
- *   third of [leaseTime] (it follows [leaseTime] until set).
+ * @property leaseTime how long a lease lasts without a renewal: the bound after which a dead or cut-off
+ *   holder's permits come back.
+ * @property autoRenew true (the default): the client renews every lease it granted every
+ *   [renewInterval] until it is released, so a lease lasts as long as its holder lives. False: a fixed
+ *   lease, which ends [leaseTime] after its grant unless the holder calls `renew` (as Redisson's
+ *   `lock(leaseTime, unit)`); the client still tells the holder when it ran out ([Lease.awaitEnd]).
+ * @property renewInterval how often the client renews a lease; by default a third of [leaseTime] (it
+ *   follows [leaseTime] until set).
  * @property waiterTimeToLive how long a queued request stays in line without a heartbeat; a dead
  *   waiter leaves the line after at most this.
  * @property heartbeatInterval how often this client sends the heartbeat of its queued requests, which
  *   also re-checks for a grant whose pub/sub message was lost; by default a fifth of
  *   [waiterTimeToLive] (it follows [waiterTimeToLive] until set).
+ * @property idleExpiry how long the semaphore's keys stay on the server once nobody holds or waits on
+ *   it (R9): then they expire, and the next use creates it again with the total its caller configured.
+ *   Resizes are kept as long as the keys are. The longest idle time among its users' applies. Default:
+ *   one day.
  * @property replicaAcks 0 (the default): a grant counts when the server made it. N > 0: a lease is
  *   returned to its caller only once N replicas have acknowledged it (Redis `WAIT`), and a renewal
  *   extends [Lease.remaining] only once N replicas have acknowledged it; a grant that is not acknowledged
  *   within [replicaTimeout] is handed back and the request fails with [NotReplicatedException], a
- *   renewal is retried as if the server could not be reached. See the README's guarantees for what
- *   this does and does not protect against.
+ *   renewal is retried as if the server could not be reached. See docs/redis.md for what this does and
+ *   does not protect against.
  * @property replicaTimeout how long to wait for [replicaAcks] replicas.
  * @throws IllegalArgumentException if a time is under 1 ms, an interval is not shorter than what it
  *   refreshes, or [replicaAcks] is negative; the message names the value.
  */
 public class RedisSemaphoreConfig private constructor(
     public val leaseTime: Duration,
+    public val autoRenew: Boolean,
     /** The renew interval as set, null for the default (a third of the lease time). */
     private val renewIntervalSet: Duration?,
     public val waiterTimeToLive: Duration,
     /** The heartbeat interval as set, null for the default (a fifth of the waiter time to live). */
     private val heartbeatIntervalSet: Duration?,
+    public val idleExpiry: Duration,
     public val replicaAcks: Int,
     public val replicaTimeout: Duration,
 ) {
@@ -228,15 +304,20 @@ public class RedisSemaphoreConfig private constructor(
     public constructor(
         vararg namedArgumentsOnly: NamedArgumentsOnly,
         leaseTime: Duration = 30.seconds,
+        autoRenew: Boolean = true,
         renewInterval: Duration? = null,
         waiterTimeToLive: Duration = 10.seconds,
         heartbeatInterval: Duration? = null,
+        idleExpiry: Duration = 1.days,
         replicaAcks: Int = 0,
         replicaTimeout: Duration = 1.seconds,
-    ) : this(leaseTime, renewInterval, waiterTimeToLive, heartbeatInterval, replicaAcks, replicaTimeout)
+    ) : this(leaseTime, autoRenew, renewInterval, waiterTimeToLive, heartbeatInterval, idleExpiry, replicaAcks, replicaTimeout)
 
-    /** The defaults: a lease of 30 s renewed every 10 s, a waiter time to live of 10 s with a heartbeat every 2 s, no replicas. */
-    public constructor() : this(30.seconds, null, 10.seconds, null, 0, 1.seconds)
+    /**
+     * The defaults: a lease of 30 s renewed every 10 s, a waiter time to live of 10 s with a heartbeat
+     * every 2 s, keys kept for a day once idle, no replicas.
+     */
+    public constructor() : this(30.seconds, true, null, 10.seconds, null, 1.days, 0, 1.seconds)
 
     public val renewInterval: Duration = renewIntervalSet ?: (leaseTime / 3)
     public val heartbeatInterval: Duration = heartbeatIntervalSet ?: (waiterTimeToLive / 5)
@@ -246,6 +327,7 @@ public class RedisSemaphoreConfig private constructor(
         require(replicaTimeout.inWholeMilliseconds >= 1) { "replicaTimeout must be at least 1ms, was $replicaTimeout" }
         require(leaseTime.inWholeMilliseconds >= 1) { "leaseTime must be at least 1ms, was $leaseTime" }
         require(waiterTimeToLive.inWholeMilliseconds >= 1) { "waiterTimeToLive must be at least 1ms, was $waiterTimeToLive" }
+        require(idleExpiry.inWholeMilliseconds >= 1) { "idleExpiry must be at least 1ms, was $idleExpiry" }
         require(renewInterval.isPositive() && renewInterval < leaseTime) {
             "renewInterval must be positive and shorter than leaseTime ($leaseTime), was $renewInterval"
         }
@@ -254,34 +336,45 @@ public class RedisSemaphoreConfig private constructor(
         }
     }
 
+    private fun copy(
+        leaseTime: Duration = this.leaseTime,
+        autoRenew: Boolean = this.autoRenew,
+        renewInterval: Duration? = renewIntervalSet,
+        waiterTimeToLive: Duration = this.waiterTimeToLive,
+        heartbeatInterval: Duration? = heartbeatIntervalSet,
+        idleExpiry: Duration = this.idleExpiry,
+        replicaAcks: Int = this.replicaAcks,
+        replicaTimeout: Duration = this.replicaTimeout,
+    ) = RedisSemaphoreConfig(leaseTime, autoRenew, renewInterval, waiterTimeToLive, heartbeatInterval, idleExpiry, replicaAcks, replicaTimeout)
+
     /** This configuration with [leaseTime] = [leaseTime] (and, unless set, [renewInterval] a third of it). */
-    public fun withLeaseTime(leaseTime: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
-        leaseTime.toKotlinDuration(), renewIntervalSet, waiterTimeToLive, heartbeatIntervalSet, replicaAcks, replicaTimeout,
-    )
+    public fun withLeaseTime(leaseTime: java.time.Duration): RedisSemaphoreConfig = copy(leaseTime = leaseTime.toKotlinDuration())
+
+    /** This configuration with [autoRenew] = [autoRenew]: false for fixed leases. */
+    public fun withAutoRenew(autoRenew: Boolean): RedisSemaphoreConfig = copy(autoRenew = autoRenew)
 
     /** This configuration with [renewInterval] = [renewInterval]; it must be shorter than [leaseTime]. */
-    public fun withRenewInterval(renewInterval: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
-        leaseTime, renewInterval.toKotlinDuration(), waiterTimeToLive, heartbeatIntervalSet, replicaAcks, replicaTimeout,
-    )
+    public fun withRenewInterval(renewInterval: java.time.Duration): RedisSemaphoreConfig =
+        copy(renewInterval = renewInterval.toKotlinDuration())
 
     /** This configuration with [waiterTimeToLive] = [waiterTimeToLive] (and, unless set, [heartbeatInterval] a fifth of it). */
-    public fun withWaiterTimeToLive(waiterTimeToLive: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
-        leaseTime, renewIntervalSet, waiterTimeToLive.toKotlinDuration(), heartbeatIntervalSet, replicaAcks, replicaTimeout,
-    )
+    public fun withWaiterTimeToLive(waiterTimeToLive: java.time.Duration): RedisSemaphoreConfig =
+        copy(waiterTimeToLive = waiterTimeToLive.toKotlinDuration())
 
     /** This configuration with [heartbeatInterval] = [heartbeatInterval]; it must be shorter than [waiterTimeToLive]. */
-    public fun withHeartbeatInterval(heartbeatInterval: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
-        leaseTime, renewIntervalSet, waiterTimeToLive, heartbeatInterval.toKotlinDuration(), replicaAcks, replicaTimeout,
-    )
+    public fun withHeartbeatInterval(heartbeatInterval: java.time.Duration): RedisSemaphoreConfig =
+        copy(heartbeatInterval = heartbeatInterval.toKotlinDuration())
+
+    /** This configuration with [idleExpiry] = [idleExpiry]. */
+    public fun withIdleExpiry(idleExpiry: java.time.Duration): RedisSemaphoreConfig = copy(idleExpiry = idleExpiry.toKotlinDuration())
 
     /** This configuration with [replicaAcks] = [replicas] and [replicaTimeout] = [timeout]. */
-    public fun withReplicaAcks(replicas: Int, timeout: java.time.Duration): RedisSemaphoreConfig = RedisSemaphoreConfig(
-        leaseTime, renewIntervalSet, waiterTimeToLive, heartbeatIntervalSet, replicas, timeout.toKotlinDuration(),
-    )
+    public fun withReplicaAcks(replicas: Int, timeout: java.time.Duration): RedisSemaphoreConfig =
+        copy(replicaAcks = replicas, replicaTimeout = timeout.toKotlinDuration())
 
     override fun toString(): String =
-        "RedisSemaphoreConfig(leaseTime=$leaseTime, renewInterval=$renewInterval, " +
-            "waiterTimeToLive=$waiterTimeToLive, heartbeatInterval=$heartbeatInterval" +
+        "RedisSemaphoreConfig(leaseTime=$leaseTime, " + (if (autoRenew) "renewInterval=$renewInterval" else "fixed leases") +
+            ", waiterTimeToLive=$waiterTimeToLive, heartbeatInterval=$heartbeatInterval, idleExpiry=$idleExpiry" +
             (if (replicaAcks > 0) ", replicaAcks=$replicaAcks, replicaTimeout=$replicaTimeout)" else ")")
 
     /**
@@ -293,10 +386,10 @@ public class RedisSemaphoreConfig private constructor(
 }
 
 /**
- * Runs [block] holding [permits] permits, renewing the lease every [RedisSemaphoreConfig.renewInterval]
- * while it runs, and releases them after it, however it ends. If the lease is lost (the server says
- * it expired, or renewals fail until its expiry passes), [block] is cancelled and this throws
- * [LeaseLostException]; a block that finished while its lease had already expired gets it too.
+ * Runs [block] holding [permits] permits and releases them after it, however it ends. If the lease is
+ * lost meanwhile (the server no longer has it, or renewals failed until its expiry passed; with
+ * `autoRenew` off, its fixed time ran out), [block] is cancelled and this throws [LeaseLostException];
+ * a block that finished while its lease had already been lost gets it too.
  * A release that gets no answer before the lease would expire is abandoned: the permits come back
  * at the expiry, and the block's result stands.
  */

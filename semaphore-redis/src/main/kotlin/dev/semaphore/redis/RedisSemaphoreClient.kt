@@ -6,8 +6,8 @@ import io.lettuce.core.RedisCommandExecutionException
 import io.lettuce.core.RedisException
 import io.lettuce.core.RedisNoScriptException
 import io.lettuce.core.RedisURI
-import io.lettuce.core.api.StatefulConnection
 import io.lettuce.core.ScriptOutputType
+import io.lettuce.core.api.StatefulConnection
 import io.lettuce.core.api.StatefulRedisConnection
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands
 import io.lettuce.core.cluster.RedisClusterClient
@@ -16,25 +16,37 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.cancel
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.future.await
+import kotlinx.coroutines.launch
 import java.security.MessageDigest
 import java.security.SecureRandom
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.time.Duration.Companion.milliseconds
-import kotlin.time.TimeSource
+import kotlin.time.Duration.Companion.seconds
+import kotlin.time.TimeMark
 
 /**
  * The connections to one Redis server, or to one Redis Cluster, that every [RedisSemaphore] and
  * [RedisLock] made here shares: one for commands (one Lua script per operation; on a cluster, sent to
- * the node of the semaphore's hash slot) and one for pub/sub (one subscription per semaphore name,
- * shared by every coroutine of this JVM waiting on it). Lettuce reconnects both after a drop and
- * re-subscribes; the scripts are idempotent per request (R6), so a command it repeats is harmless.
+ * the node of the semaphore's hash slot) and one for pub/sub (a subscription per semaphore name while
+ * anyone of this JVM waits on it). Lettuce reconnects both after a drop and re-subscribes; a command it
+ * repeats is harmless (R6).
  *
- * Close it when done: it closes its handles (their waiters fail and leave the line) and the connections.
- * Every call of a handle made here on a closed client throws `SemaphoreClosedException`.
+ * It also does the background work of its handles: it renews every lease they granted until it is
+ * released (unless `autoRenew` is off), and sends the heartbeats of their queued requests. Its memory is
+ * bounded by what is live: handles are views that keep nothing here, and the state of a semaphore name
+ * (its subscription, its queued requests' heartbeat) lasts only while a request of this JVM waits on it.
+ *
+ * Close it when done: its waiting callers fail with `SemaphoreClosedException` and leave the line (as
+ * far as the server can still be told), renewals stop (leases then end at their expiry unless released
+ * first), and it closes its connections; a Lettuce client passed to [connect] or [connectCluster]
+ * stays open (its owner closes it). Every later call of a handle made here throws
+ * `SemaphoreClosedException`.
  *
  * Lettuce's failures do not reach the caller as such: a connection failure or a command timeout is a
  * [RedisUnavailableException] (with Lettuce's exception as cause), and so on (RedisSemaphoreExceptions.kt).
@@ -47,73 +59,87 @@ public class RedisSemaphoreClient internal constructor(
     private val commands: StatefulConnection<String, String>,
     private val scripting: RedisScriptingAsyncCommands<String, String>,
     private val pubSub: StatefulRedisPubSubConnection<String, String>,
+    /** Grants are published with SPUBLISH and received with SSUBSCRIBE (a Redis 7+ cluster), else PUBLISH/SUBSCRIBE. */
+    private val sharded: Boolean,
     /**
      * Where grants and renewals are confirmed by replicas (RedisSemaphoreConfig.replicaAcks): a connection
      * of its own, because `WAIT` holds up the commands behind it on the connection. Opened on first use;
      * null on a cluster, where it is not supported.
      */
     private val confirmations: Lazy<StatefulRedisConnection<String, String>>?,
+    /** Closes what this client opened: its connections, and the Lettuce client if it made it. */
     private val shutdown: () -> Unit,
 ) : AutoCloseable {
 
-    /** Heartbeats and renewals run here; closed with the client. */
+    /** Renewals, heartbeats and the Java forms' requests run here; cancelled by [close]. */
     internal val background: CoroutineScope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
 
     private val clientId: String = ByteArray(8).also { SecureRandom().nextBytes(it) }.joinToString("") { "%02x".format(it) }
     private val requestCounter = AtomicLong()
 
-    /** Every request of this client now waiting for a grant, by id (ids are unique across clients). */
-    private val waiting = ConcurrentHashMap<String, CompletableDeferred<Lease>>()
-    private val subscriptions = ConcurrentHashMap<String, CompletableDeferred<Unit>>()
-    private val handles = ConcurrentHashMap.newKeySet<AutoCloseable>()
+    /** The command that scripts publish grants with (head.lua's ARGV 5). */
+    internal val publishCommand: String = if (sharded) "SPUBLISH" else "PUBLISH"
+
+    /** Every request of this client now waiting for a grant, by id: one entry per waiting caller. */
+    private val waiting = ConcurrentHashMap<String, Waiter>()
+
+    /** Every lease this client granted and has not seen end, by id: one entry per live lease. */
+    private val leases = ConcurrentHashMap<String, Lease>()
+
+    /** The owners holding a RedisLock through this client (RedisLock.kt): one entry per held lock with an owner. */
+    private val lockOwners = ConcurrentHashMap<RedisLockHandle.OwnerKey, Any>()
+
+    /** The state of each semaphore that a caller of this JVM waits on, by channel; removed when none does. */
+    private val lines = HashMap<String, Line>() // guarded by itself
+
+    /** Names whose total on the server differed from a handle's configured one and were reported; at most [WARNED_NAMES_MAX]. */
+    private val warnedNames: MutableSet<String> = ConcurrentHashMap.newKeySet()
 
     @Volatile
     private var closed = false
 
     init {
         pubSub.addListener(object : RedisPubSubAdapter<String, String>() {
-            override fun message(channel: String, message: String) = onGrants(channel, message)
+            override fun message(channel: String, message: String) = onGrants(message)
+            override fun smessage(channel: String, message: String) = onGrants(message)
         })
     }
 
     /**
-     * A handle on the semaphore [name] of [permits] permits in total (created on the server by its first
-     * use; a later handle configured with another total gets [ConfigurationConflictException]).
-     * Nothing is sent to the server here.
+     * A handle on the semaphore [name]; if the server has no semaphore of that name, the first operation
+     * creates it with [permits] permits. Afterwards the total on the server stands (R2): a handle
+     * configured with another total works with the server's, and the client logs a warning that names
+     * both. Change it with [RedisSemaphore.setPermits] and the other resizes.
+     *
+     * A handle is a view: it keeps nothing in the client and costs nothing to drop; calling this per
+     * request is fine. Nothing is sent to the server here.
      * @throws IllegalArgumentException if [name] is empty or contains `{` or `}`, or [permits] < 1.
      * @throws SemaphoreClosedException if this client is closed.
      */
     public fun semaphore(name: String, permits: Int, config: RedisSemaphoreConfig = RedisSemaphoreConfig()): RedisSemaphore {
         require(permits >= 1) { "permits must be at least 1, was $permits" }
-        return register(RedisSemaphoreHandle(this, checkName(name), permits, checkConfig(config)))
+        return RedisSemaphoreHandle(this, checkName(name), permits, checkConfig(config))
     }
 
     /** A handle on the lock [name]: the semaphore [name] of 1 permit. Throws as [semaphore]. */
     public fun lock(name: String, config: RedisSemaphoreConfig = RedisSemaphoreConfig()): RedisLock =
-        RedisLockHandle(register(RedisSemaphoreHandle(this, checkName(name), 1, checkConfig(config))))
-
-    private fun register(handle: RedisSemaphoreHandle): RedisSemaphoreHandle {
-        handles += handle
-        if (closed) { // closed meanwhile: close() may not have seen it
-            handles -= handle
-            throw closedException()
-        }
-        return handle
-    }
-
-    private fun closedException(cause: Throwable? = null) =
-        SemaphoreClosedException("this RedisSemaphoreClient ($servers) was closed", cause)
+        RedisLockHandle(RedisSemaphoreHandle(this, checkName(name), 1, checkConfig(config)), lockOwners)
 
     private fun checkConfig(config: RedisSemaphoreConfig): RedisSemaphoreConfig {
         require(config.replicaAcks == 0 || confirmations != null) {
             "replicaAcks (${config.replicaAcks}) is not supported on a Redis Cluster client; use 0"
         }
+        if (closed) throw closedException()
         return config
     }
 
+    internal fun closedException(cause: Throwable? = null) =
+        SemaphoreClosedException("this RedisSemaphoreClient ($servers) was closed", cause)
+
     override fun close() {
         closed = true
-        handles.forEach { it.close() }
+        val failure = closedException()
+        waiting.values.forEach { it.grant.completeExceptionally(failure) }
         background.cancel()
         pubSub.close()
         commands.close()
@@ -121,80 +147,220 @@ public class RedisSemaphoreClient internal constructor(
         shutdown()
     }
 
-    internal fun forget(handle: AutoCloseable) {
-        handles -= handle
-    }
+    internal val isClosed: Boolean get() = closed
 
     internal fun newRequestId(): String = "$clientId-${requestCounter.incrementAndGet()}"
 
+    /**
+     * A request waiting for its grant: [grant] completes with the place reply that granted it (from
+     * pub/sub or a heartbeat), or fails. [anchor] is the moment the last request that found it still
+     * queued was sent: the grant came later, so a lease counted from it ends no later than on the
+     * server (R4).
+     */
+    internal class Waiter(@Volatile var anchor: TimeMark) {
+        /** The place reply that settled the request ({"G", ...} or {"E", reason} or {"U"}), and the anchor to count a lease from. */
+        val grant = CompletableDeferred<Pair<List<Any?>, TimeMark>>()
+    }
+
     /** Registers [id] before its request is sent, so that a grant published before the reply is not missed. */
-    internal fun expect(id: String): CompletableDeferred<Lease> = CompletableDeferred<Lease>().also { waiting[id] = it }
+    internal fun expect(id: String, sent: TimeMark): Waiter {
+        val waiter = Waiter(sent)
+        waiting[id] = waiter
+        if (closed) waiter.grant.completeExceptionally(closedException()) // close() may not have seen it
+        return waiter
+    }
 
     internal fun stopExpecting(id: String) {
         waiting.remove(id)
     }
 
-    internal fun waiterFor(id: String): CompletableDeferred<Lease>? = waiting[id]
+    internal fun waiterFor(id: String): Waiter? = waiting[id]
 
-    internal suspend fun subscribe(channel: String) {
-        subscriptions[channel]?.let { return it.await() } // the common case: already subscribed
-        val mine = CompletableDeferred<Unit>()
-        val existing = subscriptions.putIfAbsent(channel, mine)
-        if (existing != null) return existing.await()
+    // ---- the lines: subscriptions and heartbeats, while a caller of this JVM waits ----------------
+
+    /**
+     * The client's side of one semaphore while callers of this JVM wait on it: the subscription to its
+     * channel and the heartbeats of their requests. Created by the first [joinLine]; after the last
+     * [leaveLine] it lingers for [LINGER] (so that a busy semaphore is not subscribed again for every
+     * request), then is removed and unsubscribed. Every change happens under the lock of [lines], and so
+     * does every SUBSCRIBE and UNSUBSCRIBE call (Lettuce sends them in call order), so that an
+     * unsubscription never overtakes the subscription of a newer Line.
+     */
+    private inner class Line(val channel: String) {
+        /** Callers between [joinLine] and [leaveLine]. */
+        var users = 0
+
+        /** When the server confirmed the subscription; null until then. */
+        @Volatile
+        var subscribedAt: TimeMark? = null
+
+        /** Completes when the last SUBSCRIBE was answered (or failed: then the next [joinLine] sends another). */
+        @Volatile
+        var subscribed: CompletableDeferred<Unit> = CompletableDeferred()
+
+        /** Sends SUBSCRIBE (under the lock of [lines]). */
+        fun subscribe() {
+            val attempt = CompletableDeferred<Unit>()
+            subscribed = attempt
+            val subscription = if (sharded) pubSub.async().ssubscribe(channel) else pubSub.async().subscribe(channel)
+            subscription.whenComplete { _, e ->
+                if (e == null) {
+                    subscribedAt = kotlin.time.TimeSource.Monotonic.markNow()
+                    attempt.complete(Unit)
+                } else {
+                    attempt.completeExceptionally(e)
+                }
+            }
+        }
+
+        init {
+            subscribe()
+        }
+
+        /** The queued requests that heartbeats keep in line, by the timings of their handles. */
+        val beats = HashMap<RedisSemaphoreHandle.Timing, Beat>()
+
+        var removal: Job? = null
+    }
+
+    /** The queued requests of one line whose handles share [timing], and the job that sends their heartbeats. */
+    private class Beat(val semaphore: RedisSemaphoreHandle) {
+        val ids = LinkedHashSet<String>()
+        var job: Job? = null
+    }
+
+    /**
+     * Called when the request [id], sent at [sent], was queued: keeps [channel] subscribed and [id] in
+     * line (heartbeats, R5) until [leaveLine]. Returns whether the subscription was confirmed before
+     * [sent]; if not, a grant published before it was may have been missed, and the caller must
+     * [awaitSubscribed], then ask the server once where its request is.
+     */
+    internal fun joinLine(channel: String, id: String, sent: TimeMark, semaphore: RedisSemaphoreHandle): Boolean = synchronized(lines) {
+        if (closed) throw closedException()
+        val line = lines.getOrPut(channel) { Line(channel) }
+        if (line.subscribed.isCompleted && line.subscribedAt == null) line.subscribe() // the last attempt failed: again
+        line.users++
+        line.removal?.cancel()
+        line.removal = null
+        val beat = line.beats.getOrPut(semaphore.timing) { Beat(semaphore) }
+        beat.ids += id
+        if (beat.job?.isActive != true) beat.job = background.launch { beat(beat) }
+        val at = line.subscribedAt
+        at != null && at.elapsedNow() > sent.elapsedNow() // confirmed before the request was sent
+    }
+
+    internal suspend fun awaitSubscribed(channel: String) {
+        val line = synchronized(lines) { lines[channel] } ?: return
+        val attempt = line.subscribed
         try {
-            lettuce("SUBSCRIBE $channel") { pubSub.async().subscribe(channel).await() }
-            mine.complete(Unit)
-        } catch (e: Throwable) {
-            subscriptions.remove(channel, mine)
-            mine.completeExceptionally(e)
-            throw e
+            attempt.await()
+        } catch (e: RedisException) {
+            throw translate(e, "SUBSCRIBE $channel")
         }
     }
 
-    /** A message of grants: "id:permits:token:remainingMs", comma-separated (R3, R4). */
-    private fun onGrants(channel: String, message: String) {
-        val received = TimeSource.Monotonic.markNow()
-        val name = channel.substringAfter('{').substringBeforeLast('}')
-        for (grant in message.split(',')) {
-            val id = grant.substringBefore(':')
-            waiting[id]?.complete(parseLease(name, grant, received))
+    /** Undoes [joinLine] for [id]; the last user's leave starts the line's linger. */
+    internal fun leaveLine(channel: String, id: String, semaphore: RedisSemaphoreHandle) = synchronized(lines) {
+        val line = lines[channel] ?: return@synchronized
+        val beat = line.beats[semaphore.timing]
+        if (beat != null && beat.ids.remove(id) && beat.ids.isEmpty()) {
+            beat.job?.cancel()
+            line.beats.remove(semaphore.timing)
+        }
+        if (--line.users == 0 && !closed) {
+            line.removal = background.launch {
+                delay(LINGER)
+                synchronized(lines) {
+                    if (line.users == 0 && lines[channel] === line) {
+                        lines.remove(channel)
+                        runCatching { if (sharded) pubSub.async().sunsubscribe(channel) else pubSub.async().unsubscribe(channel) }
+                    }
+                }
+            }
         }
     }
+
+    /** Sends the heartbeats of [beat]'s requests while there are any (R5, R7). */
+    private suspend fun beat(beat: Beat) {
+        while (true) {
+            delay(beat.semaphore.timing.heartbeatInterval)
+            val ids = synchronized(lines) { beat.ids.toTypedArray() }
+            if (ids.isEmpty()) return
+            beat.semaphore.heartbeat(ids)
+        }
+    }
+
+    // ---- leases -----------------------------------------------------------------------------
+
+    /** Starts keeping [lease] alive: renewed in the background, or watched until its fixed time runs out. */
+    internal fun hold(lease: Lease, semaphore: RedisSemaphoreHandle) {
+        leases[lease.id] = lease
+        lease.keeper = background.launch { semaphore.keep(lease) }
+        lease.end.invokeOnCompletion {
+            leases.remove(lease.id)
+            lease.keeper?.cancel()
+        }
+        if (closed) lease.keeper?.cancel()
+    }
+
+    /** A message of grants (line.lua's grant()): "id:permits:token:remainingMs" or "id:E:reason", comma-separated (R3, R4). */
+    private fun onGrants(message: String) {
+        for (entry in message.split(',')) {
+            val id = entry.substringBefore(':')
+            val waiter = waiting[id] ?: continue
+            val parts = entry.split(':')
+            val place: List<Any?> = if (parts[1] == "E") listOf("E", parts[2]) else listOf("G", parts[1].toLong(), parts[2].toLong(), parts[3].toLong())
+            waiter.grant.complete(place to waiter.anchor)
+        }
+    }
+
+    /** Logs, once per name (for at most [WARNED_NAMES_MAX] names), that the server's total is not the configured one (R2). */
+    internal fun warnTotal(name: String, configured: Int, onServer: Int) {
+        if (warnedNames.size >= WARNED_NAMES_MAX || !warnedNames.add(name)) return
+        System.getLogger(RedisSemaphoreClient::class.java.name).log(
+            System.Logger.Level.WARNING,
+            "the semaphore \"$name\" has $onServer permits on the server, not the $configured its handle was configured " +
+                "with: the server's total stands (it changes only by addPermits, reducePermits or setPermits)",
+        )
+    }
+
+    // ---- commands -----------------------------------------------------------------------------
 
     /**
      * Runs [script] on the confirmations connection (it must write, so that the connection's replication
      * offset is at least that of everything before it), then `WAIT`s for [replicas] replicas at most
      * [timeoutMs]; returns the script's answer and how many replicas acknowledged.
      */
-    internal suspend fun runAndWait(script: Script, keys: Array<String>, args: Array<String>, replicas: Int, timeoutMs: Long): Pair<String, Long> {
+    internal suspend fun runAndWait(script: Script, keys: Array<String>, args: Array<String>, replicas: Int, timeoutMs: Long): Pair<List<Any?>, Long> {
         val connection = lettuce("connecting for replicaAcks") { checkNotNull(confirmations) { "replicaAcks on a cluster" }.value.async() }
-        val answer = run<String>(script, ScriptOutputType.VALUE, keys, args, connection)
+        val answer = run(script, keys, args, connection)
         return answer to lettuce("WAIT $replicas $timeoutMs") { connection.waitForReplication(replicas, timeoutMs).await() }
     }
 
     /**
      * Runs [script] (by its SHA; loading it again if the server lost its script cache, e.g. after a
-     * restart) on the semaphore whose keys are [keys]. The library's own errors in the reply become
-     * its exceptions, Lettuce's as [lettuce] maps them.
+     * restart) on the semaphore whose keys are [keys], and returns its reply (an array, head.lua). The
+     * library's own errors in the reply become its exceptions, Lettuce's as [lettuce] maps them.
      */
-    internal suspend fun <T> run(
+    internal suspend fun run(
         script: Script,
-        output: ScriptOutputType,
         keys: Array<String>,
         args: Array<String>,
         on: RedisScriptingAsyncCommands<String, String> = scripting,
-    ): T = lettuce("a script on ${keys[0]}") {
+    ): List<Any?> = lettuce("a script on ${keys[0]}") {
         try {
             try {
-                on.evalsha<T>(script.sha, output, keys, *args).await()
+                on.evalsha<List<Any?>>(script.sha, ScriptOutputType.MULTI, keys, *args).await()
             } catch (e: RedisNoScriptException) {
-                on.eval<T>(script.text, output, keys, *args).await()
+                on.eval<List<Any?>>(script.text, ScriptOutputType.MULTI, keys, *args).await()
             }
         } catch (e: RedisCommandExecutionException) {
             val message = e.message ?: throw e
             when {
                 message.startsWith("PERMITS ") -> throw IllegalArgumentException(message.removePrefix("PERMITS "))
-                message.startsWith("TOTAL_MISMATCH ") -> throw totalMismatch(keys[0], message, args[0], e)
+                message.startsWith("IN_USE ") -> throw IllegalStateException(
+                    "the semaphore ${keys[0].substringAfter('{').substringBeforeLast('}')} is in use: ${message.removePrefix("IN_USE ")}",
+                )
                 message.startsWith("MOVED ") || message.startsWith("ASK ") -> throw WrongClusterNodeException(
                     "the server $servers is a Redis Cluster node that does not serve ${keys[0]} ($message): " +
                         "connect with RedisSemaphoreClient.connectCluster",
@@ -203,17 +369,6 @@ public class RedisSemaphoreClient internal constructor(
                 else -> throw e
             }
         }
-    }
-
-    /** lib.lua's "TOTAL_MISMATCH semaphore has <n> permits, caller configured <m>" (R2). */
-    private fun totalMismatch(key: String, message: String, configured: String, e: Exception): ConfigurationConflictException {
-        val name = key.substringAfter('{').substringBeforeLast('}')
-        val onServer = Regex("has (\\d+) permits").find(message)?.groupValues?.get(1) ?: "?"
-        return ConfigurationConflictException(
-            "the semaphore \"$name\" has $onServer permits on the server, but this handle was configured with " +
-                "$configured: every handle on a name must be configured with the same total",
-            e,
-        )
     }
 
     /**
@@ -244,25 +399,53 @@ public class RedisSemaphoreClient internal constructor(
         }
     }
 
-    override fun toString(): String = "RedisSemaphoreClient(id=$clientId, handles=${handles.size}, waiting=${waiting.size})"
+    override fun toString(): String =
+        "RedisSemaphoreClient(id=$clientId, servers=$servers, waiting=${waiting.size}, leases=${leases.size}, " +
+            "lines=${synchronized(lines) { lines.size }})"
+
+    /** The sizes of the client's state, for tests: requests waiting, leases kept, lines (subscriptions). */
+    internal fun stateSizes(): Triple<Int, Int, Int> = Triple(waiting.size, leases.size, synchronized(lines) { lines.size })
 
     public companion object {
         /** The error replies that mean "not now" rather than "no": the server is loading, busy, or between masters. */
         private val UNAVAILABLE_REPLIES = listOf("LOADING ", "BUSY ", "CLUSTERDOWN ", "TRYAGAIN ", "MASTERDOWN ")
 
+        private const val WARNED_NAMES_MAX = 1000
+
+        /** How long a line stays subscribed after its last waiter left. */
+        private val LINGER = 5.seconds
+
         /**
          * Connects to the Redis server at [redisUri], e.g. `redis://127.0.0.1:6379`, or
          * `redis://127.0.0.1:6379?timeout=5s` to bound every command's wait for the server at 5 s
-         * (Lettuce's default: 60 s).
+         * (Lettuce's default: 60 s). The client made here is closed with the returned one.
          * @throws IllegalArgumentException if [redisUri] is not a Redis URI.
          * @throws RedisUnavailableException if the server cannot be reached (Lettuce's exception is its cause).
          */
         @JvmStatic
         public fun connect(redisUri: String): RedisSemaphoreClient {
             val uri = RedisURI.create(redisUri)
-            val servers = "${uri.host}:${uri.port}"
             val redis = RedisClient.create(uri)
-            return connecting(servers, redis::shutdown) {
+            return standalone(redis, "${uri.host}:${uri.port}", closeClient = true)
+        }
+
+        /**
+         * Connects through [redisClient], a Lettuce client the application already has (with its TLS,
+         * authentication, resources and timeouts): opens two connections of its own (three with
+         * replicaAcks), which [close] closes. [redisClient] stays the application's: close it after this.
+         * @throws RedisUnavailableException if the server cannot be reached (Lettuce's exception is its cause).
+         */
+        @JvmStatic
+        public fun connect(redisClient: RedisClient): RedisSemaphoreClient = standalone(redisClient, "the server of $redisClient", closeClient = false)
+
+        private fun standalone(redis: RedisClient, servers: String, closeClient: Boolean): RedisSemaphoreClient {
+            val opened = mutableListOf<StatefulConnection<*, *>>()
+            val confirmations = lazy { redis.connect().also { synchronized(opened) { opened += it } } }
+            val shutdown = {
+                if (confirmations.isInitialized()) confirmations.value.close()
+                if (closeClient) redis.shutdown()
+            }
+            return connecting(servers, shutdown) {
                 val commands = redis.connect()
                 val pubSub = try {
                     redis.connectPubSub()
@@ -270,11 +453,11 @@ public class RedisSemaphoreClient internal constructor(
                     commands.close()
                     throw e
                 }
-                RedisSemaphoreClient(servers, commands, commands.async(), pubSub, lazy { redis.connect() }, redis::shutdown)
+                RedisSemaphoreClient(servers, commands, commands.async(), pubSub, sharded = false, confirmations, shutdown)
             }
         }
 
-        /** Runs [connect]; if it fails, [shutdown]s the Lettuce client and throws, translating Lettuce's failures. */
+        /** Runs [connect]; if it fails, [shutdown]s and throws, translating Lettuce's failures. */
         private fun connecting(servers: String, shutdown: () -> Unit, connect: () -> RedisSemaphoreClient): RedisSemaphoreClient =
             try {
                 connect()
@@ -287,8 +470,9 @@ public class RedisSemaphoreClient internal constructor(
         /**
          * Connects to the Redis Cluster that [redisUris] (some of its nodes, e.g. `redis://10.0.0.1:7000`)
          * belong to. Each semaphore's keys are in one hash slot, so each operation is one script on the
-         * node that serves it; grants are published with `PUBLISH`, which the cluster delivers to every
-         * node. [RedisSemaphoreConfig.replicaAcks] is not supported here.
+         * node that serves it. On Redis 7 and later, grants are published with sharded pub/sub (`SPUBLISH`),
+         * which reaches only the nodes of that slot's shard; on older servers with `PUBLISH`, which the
+         * cluster delivers to every node. [RedisSemaphoreConfig.replicaAcks] is not supported here.
          * @throws IllegalArgumentException if no URI is given, or one is not a Redis URI.
          * @throws RedisUnavailableException if the cluster cannot be reached (Lettuce's exception is its cause).
          */
@@ -296,19 +480,38 @@ public class RedisSemaphoreClient internal constructor(
         public fun connectCluster(vararg redisUris: String): RedisSemaphoreClient {
             require(redisUris.isNotEmpty()) { "at least one node's URI is needed, was none" }
             val uris = redisUris.map { RedisURI.create(it) }
-            val servers = uris.joinToString(",", "cluster[", "]") { "${it.host}:${it.port}" }
             val cluster = RedisClusterClient.create(uris)
-            return connecting(servers, cluster::shutdown) {
+            return cluster(cluster, uris.joinToString(",", "cluster[", "]") { "${it.host}:${it.port}" }, closeClient = true)
+        }
+
+        /**
+         * Connects through [clusterClient], a Lettuce cluster client the application already has: as
+         * [connectCluster], with two connections of its own that [close] closes; [clusterClient] stays
+         * the application's.
+         * @throws RedisUnavailableException if the cluster cannot be reached (Lettuce's exception is its cause).
+         */
+        @JvmStatic
+        public fun connectCluster(clusterClient: RedisClusterClient): RedisSemaphoreClient =
+            cluster(clusterClient, "the cluster of $clusterClient", closeClient = false)
+
+        private fun cluster(cluster: RedisClusterClient, servers: String, closeClient: Boolean): RedisSemaphoreClient {
+            val shutdown = { if (closeClient) cluster.shutdown() }
+            return connecting(servers, shutdown) {
                 val commands = cluster.connect()
                 val pubSub = try {
-                    cluster.connectPubSub()
+                    val sharded = majorVersion(commands.sync().info("server")) >= 7
+                    cluster.connectPubSub() to sharded
                 } catch (e: Throwable) {
                     commands.close()
                     throw e
                 }
-                RedisSemaphoreClient(servers, commands, commands.async(), pubSub, null, cluster::shutdown)
+                RedisSemaphoreClient(servers, commands, commands.async(), pubSub.first, pubSub.second, null, shutdown)
             }
         }
+
+        /** The major version in an `INFO server` reply ("redis_version:7.2.4"); 0 if absent. */
+        internal fun majorVersion(info: String): Int =
+            Regex("redis_version:(\\d+)").find(info)?.groupValues?.get(1)?.toInt() ?: 0
 
         private fun checkName(name: String): String {
             require(name.isNotEmpty() && '{' !in name && '}' !in name) {
@@ -320,21 +523,21 @@ public class RedisSemaphoreClient internal constructor(
 }
 
 /**
- * One Lua script: lib.lua, then the operation's own text with line.lua in place of its line
- * "-- [line.lua]" (what comes before that line is the operation's fast path), or at its start.
+ * One Lua script: head.lua, then the operation's text with lib.lua in place of its line
+ * "-- [lib.lua]" (what comes before that line is the operation's fast path), or at its start.
  */
 internal class Script private constructor(operation: String) {
-    val text: String = lib + if (LINE_MARK in operation) operation.replace(LINE_MARK, line) else line + operation
+    val text: String = head + if (LIB_MARK in operation) operation.replace(LIB_MARK, lib) else lib + operation
     val sha: String = MessageDigest.getInstance("SHA-1").digest(text.toByteArray()).joinToString("") { "%02x".format(it) }
 
     companion object {
-        private const val LINE_MARK = "-- [line.lua]\n"
+        private const val LIB_MARK = "-- [lib.lua]\n"
 
         private fun resource(name: String): String =
             Script::class.java.getResource(name)?.readText() ?: error("missing script resource $name")
 
+        private val head = resource("head.lua")
         private val lib = resource("lib.lua")
-        private val line = resource("line.lua")
 
         val acquire = Script(resource("acquire.lua"))
         val heartbeat = Script(resource("heartbeat.lua"))
@@ -342,11 +545,11 @@ internal class Script private constructor(operation: String) {
         val release = Script(resource("release.lua"))
         val renew = Script(resource("renew.lua"))
         val state = Script(resource("state.lua"))
+        val resize = Script(resource("resize.lua"))
+        val delete = Script(resource("delete.lua"))
     }
 }
 
-/** Parses "id:permits:token:remainingMs" (where() and grant messages, line.lua) into a lease. */
-internal fun parseLease(semaphore: String, grant: String, sentOrReceived: kotlin.time.TimeMark): Lease {
-    val (id, permits, token, remaining) = grant.split(':')
-    return Lease(semaphore, id, permits.toInt(), token.toLong(), sentOrReceived + remaining.toLong().milliseconds)
-}
+/** A grant's lease from a place reply {"G", permits, token, remainingMs, ...} (head.lua), its expiry counted from [anchor]. */
+internal fun leaseOf(semaphore: String, id: String, place: List<Any?>, anchor: TimeMark): Lease =
+    Lease(semaphore, id, (place[1] as Long).toInt(), place[2] as Long, anchor + (place[3] as Long).milliseconds)

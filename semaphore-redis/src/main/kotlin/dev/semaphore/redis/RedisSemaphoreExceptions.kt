@@ -38,12 +38,13 @@ public open class RedisSemaphoreException(message: String, cause: Throwable? = n
 }
 
 /**
- * A lease ended while its holder still believed it held it: it expired (its renewals did not reach
- * the server in time, or the holder was paused past its expiry), or the server lost it (restarted
- * without persistence). Its permits may already be held by others.
+ * A lease ended while its holder still held it: it expired (its renewals did not reach the server in
+ * time, the holder was paused past its expiry, or a fixed lease's time ran out), or the server lost it
+ * (restarted without persistence). Its permits may already be held by others.
  *
- * Thrown by `release` and `renew` of such a lease, and by `withPermit`/`withLock`, whose block is then
- * cancelled. What to do: stop acting on the protected resource as its holder (whatever you did after
+ * The holder is told as soon as the client knows: `Lease.awaitEnd()` throws it (Java:
+ * `RedisPermit.ended()` fails with it), `withPermit`/`withLock` cancel their block and throw it, and
+ * `release` and `renew` of such a lease throw it. What to do: stop acting on the protected resource as its holder (whatever you did after
  * the expiry may overlap another holder's work: the fencing token is there for that), then acquire
  * again if the work must still be done. There is nothing to release.
  */
@@ -72,18 +73,6 @@ public class QueuedRequestLostException(message: String, cause: Throwable? = nul
 public class NotReplicatedException(message: String, cause: Throwable? = null) : RedisSemaphoreException(message, cause) {
     /** A copy with the same message and cause, for kotlinx.coroutines' stack-trace recovery. */
     override fun createCopy(): NotReplicatedException = NotReplicatedException(message.orEmpty(), cause)
-}
-
-/**
- * The semaphore on the server has another total than this handle was configured with (the first
- * user of a name fixes its total, R2); the message names both totals and the semaphore. Nothing
- * changed on the server. Thrown by any operation of the handle. What to do: configure the same total
- * for a name in every JVM. To change a total, use a new name (or stop every user and delete the
- * semaphore's keys, `dsem:{name}:*`).
- */
-public class ConfigurationConflictException(message: String, cause: Throwable? = null) : RedisSemaphoreException(message, cause) {
-    /** A copy with the same message and cause, for kotlinx.coroutines' stack-trace recovery. */
-    override fun createCopy(): ConfigurationConflictException = ConfigurationConflictException(message.orEmpty(), cause)
 }
 
 /**

@@ -1,11 +1,8 @@
 package dev.semaphore.redis
 
 import dev.semaphore.SemaphoreClosedException
-import io.lettuce.core.ScriptOutputType
 import kotlinx.coroutines.CancellationException
-import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
-import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
@@ -17,24 +14,29 @@ import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.TimeSource
 
 /**
- * This JVM's side of one semaphore on the server: it sends one script per operation (the rules are
- * R1..R8 in RedisSemaphore.kt), keeps the heartbeat of its queued requests while there are any, and
- * renews the leases of [withPermit] blocks.
+ * A view of one semaphore on the server: it sends one script per operation (the rules are R1..R9 in
+ * RedisSemaphore.kt). It keeps nothing in the client but its own waiters' ids (to fail them on
+ * [close]); the client keeps the lines (subscriptions, heartbeats) and the leases' renewals.
  */
 internal class RedisSemaphoreHandle(
     val client: RedisSemaphoreClient,
     override val name: String,
-    override val totalPermits: Int,
-    private val config: RedisSemaphoreConfig,
-) : RedisSemaphore, AutoCloseable {
+    override val configuredPermits: Int,
+    val config: RedisSemaphoreConfig,
+) : RedisSemaphore {
     private val keys = redisKeys(name)
     private val channel = wakeChannel(name)
     private val leaseMs = config.leaseTime.inWholeMilliseconds.toString()
     private val waiterTtlMs = config.waiterTimeToLive.inWholeMilliseconds.toString()
+    private val idleMs = config.idleExpiry.inWholeMilliseconds.toString()
 
-    /** This handle's requests now queued on the server; guarded by `this`. */
-    private val queued = LinkedHashSet<String>()
-    private var heartbeat: Job? = null
+    /** The heartbeat timings of this handle's requests: the client sends one heartbeat per line and timing. */
+    data class Timing(val waiterTimeToLive: Duration, val heartbeatInterval: Duration)
+
+    val timing = Timing(config.waiterTimeToLive, config.heartbeatInterval)
+
+    /** This handle's callers now waiting in line, by request id (to fail them on [close]); guarded by itself. */
+    private val mine = HashSet<String>()
 
     @Volatile
     private var closed = false
@@ -46,8 +48,8 @@ internal class RedisSemaphoreHandle(
         val sent = TimeSource.Monotonic.markNow()
         val id = client.newRequestId()
         return try {
-            val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
-            if (reply.startsWith("G:")) confirmed(parseLease(name, reply.substring(2), sent)) else null
+            val place = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
+            if (place[0] == "G") granted(leaseOf(name, id, place, sent), place) else null
         } catch (e: Throwable) { // cancelled, or not replicated: a grant is handed back (R8)
             handBack(id, e)
             throw e
@@ -60,32 +62,82 @@ internal class RedisSemaphoreHandle(
     /** Joins the line; waits without limit (null [timeout]) or at most [timeout]. */
     private suspend fun request(permits: Int, timeout: Duration?): Lease? {
         checkRequest(permits)
-        client.subscribe(channel) // before the request: its grant may be published before the reply
         val id = client.newRequestId()
-        val grant = client.expect(id)
+        val sent = TimeSource.Monotonic.markNow()
+        val waiter = client.expect(id, sent)
+        var inLine = false
         try {
-            val sent = TimeSource.Monotonic.markNow()
-            val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
-            when {
-                reply.startsWith("G:") -> return confirmed(parseLease(name, reply.substring(2), sent))
-                !reply.startsWith("Q") -> error("unexpected answer to a request for $permits permits of $name: $reply")
+            val place = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
+            if (place[0] == "G") return granted(leaseOf(name, id, place, sent), place)
+            check(place[0] == "Q") { "unexpected answer to a request for $permits permits of $name: $place" }
+            warnIfResized(place[2])
+            val queueNumber = place[1] as Long
+            synchronized(mine) { mine += id }
+            inLine = true
+            if (!client.joinLine(channel, id, sent, this)) { // a grant published before the subscription may be lost
+                try {
+                    client.awaitSubscribed(channel)
+                    val asked = TimeSource.Monotonic.markNow()
+                    settle(waiter, asked, script(Script.heartbeat, "-", waiterTtlMs, id)[0] as List<*>)
+                } catch (e: CancellationException) {
+                    throw e
+                } catch (e: Exception) {
+                    // The server is out of reach now: the request stays in line, and the heartbeats, which
+                    // also say where it is (R7), find its grant once the server answers again.
+                }
             }
-            val queueNumber = reply.substringAfter(':', "0").toLong()
-            startHeartbeat(id)
-            if (closed) grant.completeExceptionally(closedException())
-            val lease = if (timeout == null) grant.await() else withTimeoutOrNull(timeout) { grant.await() }
-            if (lease != null) return confirmed(lease.also { it.queueNumber = queueNumber })
+            if (closed) waiter.grant.completeExceptionally(closedException())
+            val grant = if (timeout == null) waiter.grant.await() else withTimeoutOrNull(timeout) { waiter.grant.await() }
+            if (grant != null) return granted(placeLease(id, grant.first, grant.second), grant.first).also { it.queueNumber = queueNumber }
             // Timed out: leave the line, taking a grant that won the race (R8).
             val sentCancel = TimeSource.Monotonic.markNow()
             val answer = withContext(NonCancellable) { script(Script.cancel, id, "0") }
-            if (!answer.startsWith("G:")) return null
-            return confirmed(parseLease(name, answer.substring(2), sentCancel).also { it.queueNumber = queueNumber })
+            if (answer[0] != "G") return null
+            return granted(leaseOf(name, id, answer, sentCancel), answer).also { it.queueNumber = queueNumber }
         } catch (e: Throwable) {
             handBack(id, e)
             throw e
         } finally {
             client.stopExpecting(id)
-            synchronized(this) { queued -= id }
+            if (inLine) {
+                synchronized(mine) { mine -= id }
+                client.leaveLine(channel, id, this)
+            }
+        }
+    }
+
+    /** The lease of a grant that reached [waiter], or the failure the server gave instead (R3). */
+    private fun placeLease(id: String, place: List<Any?>, anchor: kotlin.time.TimeMark): Lease = when (place[0]) {
+        "G" -> leaseOf(name, id, place, anchor)
+        "E" -> throw IllegalStateException(
+            "the request $id for permits of $name can never be granted: the semaphore's total was reduced below it (${place[1]})",
+        )
+        else -> throw QueuedRequestLostException("request $id for $name left the line: ${describeEnd(place)}")
+    }
+
+    /**
+     * A heartbeat's answer [place] for a waiting request, sent at [sent] (R7): still queued, so a later
+     * grant is counted from [sent]; or granted (the server counted its remaining time when the heartbeat
+     * ran, after [sent]); or ended.
+     */
+    private fun settle(waiter: RedisSemaphoreClient.Waiter, sent: kotlin.time.TimeMark, place: List<*>) {
+        @Suppress("UNCHECKED_CAST")
+        val p = place as List<Any?>
+        if (p[0] == "Q") waiter.anchor = sent else waiter.grant.complete(p to sent)
+    }
+
+    /** Sends the heartbeat of the queued requests [ids] (of this line and timing) and settles those that moved (R5, R7). */
+    suspend fun heartbeat(ids: Array<String>) {
+        val sent = TimeSource.Monotonic.markNow()
+        val places = try {
+            script(Script.heartbeat, "-", waiterTtlMs, *ids)
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: Exception) {
+            return // unreachable now; the requests stay in line until waiterTimeToLive
+        }
+        for ((i, place) in places.withIndex()) {
+            settle(client.waiterFor(ids[i]) ?: continue, sent, place as List<*>)
         }
     }
 
@@ -103,11 +155,12 @@ internal class RedisSemaphoreHandle(
     }
 
     /**
-     * [lease] once it may be returned to its caller: at once, or (config.replicaAcks > 0) once that many
-     * replicas acknowledged it, by a renewal that restarts its expiry. Throws NotReplicatedException if
-     * they did not in time; the caller then hands the grant back.
+     * [lease], granted by the reply [place], once it may be returned to its caller: confirmed by
+     * replicas if config.replicaAcks > 0 (a renewal that restarts its expiry; NotReplicatedException if
+     * they did not in time, and the caller hands the grant back), then kept alive by the client (R4).
      */
-    private suspend fun confirmed(lease: Lease): Lease {
+    private suspend fun granted(lease: Lease, place: List<Any?>): Lease {
+        if (place.size > 4) warnIfResized(place[4])
         if (config.replicaAcks > 0) {
             try {
                 renew(lease)
@@ -119,7 +172,31 @@ internal class RedisSemaphoreHandle(
                 )
             }
         }
+        client.hold(lease, this)
         return lease
+    }
+
+    private fun warnIfResized(total: Any?) {
+        val onServer = (total as? Long)?.toInt() ?: return
+        if (onServer != configuredPermits) client.warnTotal(name, configuredPermits, onServer)
+    }
+
+    /**
+     * Keeps [lease] alive until it ends (run by the client, cancelled at its end): renews it every
+     * renewInterval ([RedisSemaphoreConfig.autoRenew]), or, for a fixed lease, waits for its time to
+     * run out; either way, if it is lost, says so (Lease.end fails with LeaseLostException).
+     */
+    suspend fun keep(lease: Lease) {
+        try {
+            if (config.autoRenew) {
+                keepRenewed(lease)
+            } else {
+                while (lease.remaining.isPositive()) delay(lease.remaining)
+                throw LeaseLostException("$lease expired: its fixed lease time (${config.leaseTime}) ran out before it was released")
+            }
+        } catch (e: LeaseLostException) {
+            if (!lease.releasing.get()) lease.lose(e)
+        }
     }
 
     override suspend fun release(lease: Lease) {
@@ -129,7 +206,9 @@ internal class RedisSemaphoreHandle(
     /** [release]; returns the last fencing token granted before the release (the tests' history checker uses it). */
     suspend fun releaseReportingLastToken(lease: Lease): Long {
         checkOwn(lease)
+        lease.lostWith?.let { throw LeaseLostException(it.message.orEmpty(), it) }
         check(lease.releasing.compareAndSet(false, true)) { "$lease was already released" }
+        val liveWhenSent = lease.remaining.isPositive()
         val answer = try {
             script(Script.release, lease.id)
         } catch (e: Exception) {
@@ -137,60 +216,92 @@ internal class RedisSemaphoreHandle(
             throw e
         }
         return when {
-            answer.startsWith("R:") -> answer.substring(2).toLong()
-            answer == "E:released" -> -1L // our own earlier attempt, repeated by a reconnect (R6)
-            answer == "E:expired" -> throw LeaseLostException("$lease expired before it was released; its permits already went back")
-            else -> throw IllegalStateException("$lease is not held in $name: ${describeEnd(answer)}")
+            answer[0] == "R" -> (answer[1] as Long).also { lease.released() }
+            // R6: the server has no such lease. If it was live when the release was sent, that is this very
+            // release, repeated by a reconnect after its first run; otherwise it ended at its expiry.
+            liveWhenSent -> -1L.also { lease.released() }
+            else -> {
+                val lost = LeaseLostException("$lease expired before it was released; its permits already went back")
+                lease.lose(lost)
+                throw lost
+            }
         }
     }
 
     override suspend fun renew(lease: Lease) {
         checkOwn(lease)
+        lease.lostWith?.let { throw LeaseLostException(it.message.orEmpty(), it) }
+        if (lease.end.isCompleted) throw LeaseLostException("$lease can no longer be renewed: it was released")
         val sent = TimeSource.Monotonic.markNow()
         val answer = if (config.replicaAcks == 0) {
             script(Script.renew, lease.id, leaseMs)
         } else {
-            val args = arrayOf(totalPermits.toString(), channel, lease.id, leaseMs, "confirm")
-            val (answer, acks) = client.runAndWait(Script.renew, keys, args, config.replicaAcks, config.replicaTimeout.inWholeMilliseconds)
-            if (answer.startsWith("G:") && acks < config.replicaAcks) {
+            val (answer, acks) = client.runAndWait(Script.renew, keys, args(lease.id, leaseMs, "confirm"), config.replicaAcks, config.replicaTimeout.inWholeMilliseconds)
+            if (answer[0] == "G" && acks < config.replicaAcks) {
                 throw NotReplicatedException("$acks of ${config.replicaAcks} replicas acknowledged the renewal in time")
             }
             answer
         }
-        if (answer.startsWith("G:")) {
-            lease.expiresAt = parseLease(name, answer.substring(2), sent).expiresAt
+        if (answer[0] == "G") {
+            lease.expiresAt = sent + (answer[3] as Long).milliseconds
         } else {
             throw LeaseLostException("$lease can no longer be renewed: ${describeEnd(answer)}")
         }
     }
 
-    override suspend fun availablePermits(): Int = state()[0].toInt()
+    override suspend fun availablePermits(): Int = (state()[0] as Long).toInt()
 
-    override suspend fun queueLength(): Int = state()[1].toInt()
+    override suspend fun queueLength(): Int = (state()[1] as Long).toInt()
 
-    private suspend fun state(): List<Long> =
-        client.run(Script.state, ScriptOutputType.MULTI, keys, arrayOf(totalPermits.toString(), channel, "-"))
+    override suspend fun totalPermits(): Int = (state()[2] as Long).toInt()
+
+    private suspend fun state(): List<Any?> = script(Script.state, "-")
+
+    override suspend fun addPermits(permits: Int) {
+        require(permits >= 1) { "permits must be at least 1, was $permits" }
+        resize("add", permits)
+    }
+
+    override suspend fun reducePermits(permits: Int) {
+        require(permits >= 1) { "permits must be at least 1, was $permits" }
+        resize("reduce", permits)
+    }
+
+    override suspend fun setPermits(total: Int) {
+        require(total >= 0) { "total must be 0 or more, was $total" }
+        resize("set", total)
+    }
+
+    /** One resize, under an id of its own so that a repeat of it changes nothing more (R6). */
+    private suspend fun resize(mode: String, count: Int) {
+        if (client.isClosed) throw client.closedException()
+        script(Script.resize, client.newRequestId(), mode, count.toString())
+    }
+
+    override suspend fun delete() {
+        if (client.isClosed) throw client.closedException()
+        script(Script.delete, "-")
+    }
 
     override fun close() {
         closed = true
-        client.forget(this)
-        val ids = synchronized(this) { queued.toList() }
-        for (id in ids) client.waiterFor(id)?.completeExceptionally(closedException())
+        val ids = synchronized(mine) { mine.toList() }
+        for (id in ids) client.waiterFor(id)?.grant?.completeExceptionally(closedException())
     }
 
-    /** [withPermit]'s body: runs [block] while renewing [lease], then releases it. */
+    /** [withPermit]'s body: runs [block] while the client keeps [lease] alive; cancels it if the lease is lost; then releases it. */
     suspend fun <T> withLease(lease: Lease, block: suspend CoroutineScope.(Lease) -> T): T {
         val result = try {
             coroutineScope {
-                val renewer = launch { keepRenewed(lease) }
+                val watcher = launch { lease.awaitEnd() } // fails this scope, and so cancels block, if the lease is lost
                 try {
                     block(lease)
                 } finally {
-                    renewer.cancel()
+                    watcher.cancel()
                 }
             }
         } catch (e: Throwable) {
-            if (e !is LeaseLostException) { // a lost lease has nothing left to release
+            if (lease.lostWith == null) { // a lost lease has nothing left to release
                 val secondary = withContext(NonCancellable) { releaseWhileItLasts(lease) }
                 if (secondary != null && secondary !== e) e.addSuppressed(secondary)
             }
@@ -240,51 +351,17 @@ internal class RedisSemaphoreHandle(
         }
     }
 
-    private fun startHeartbeat(id: String) = synchronized(this) {
-        queued += id
-        if (heartbeat?.isActive != true) heartbeat = client.background.launch { beat() }
-    }
+    private fun args(id: String, vararg rest: String): Array<String> =
+        arrayOf(configuredPermits.toString(), channel, id, idleMs, client.publishCommand, *rest)
 
-    /** Sends the heartbeat of this handle's queued requests while there are any (R5, R7). */
-    private suspend fun beat() {
-        while (true) {
-            delay(config.heartbeatInterval)
-            val ids = synchronized(this) {
-                if (queued.isEmpty()) {
-                    heartbeat = null
-                    return
-                }
-                queued.toTypedArray()
-            }
-            val sent = TimeSource.Monotonic.markNow()
-            val places: List<String> = try {
-                client.run(Script.heartbeat, ScriptOutputType.MULTI, keys, arrayOf(totalPermits.toString(), channel, "-", waiterTtlMs, *ids))
-            } catch (e: CancellationException) {
-                throw e
-            } catch (e: Exception) {
-                continue // unreachable now; the request stays in line until waiterTimeToLive
-            }
-            for ((i, place) in places.withIndex()) {
-                val waiter = client.waiterFor(ids[i]) ?: continue
-                when {
-                    place == "Q" -> {}
-                    place.startsWith("G:") -> waiter.complete(parseLease(name, place.substring(2), sent))
-                    else -> waiter.completeExceptionally(
-                        QueuedRequestLostException("request ${ids[i]} for $name left the line: ${describeEnd(place)}"),
-                    )
-                }
-            }
-        }
-    }
-
-    private suspend fun script(script: Script, vararg args: String): String =
-        client.run(script, ScriptOutputType.VALUE, keys, arrayOf(totalPermits.toString(), channel, *args))
+    @Suppress("UNCHECKED_CAST")
+    private suspend fun script(script: Script, id: String, vararg rest: String): List<Any?> =
+        client.run(script, keys, args(id, *rest))
 
     fun checkRequest(permits: Int) {
-        require(permits in 1..totalPermits) {
-            "permits must be between 1 and the total ($totalPermits), was $permits"
-        }
+        require(permits >= 1) { "permits must be at least 1, was $permits" }
         if (closed) throw closedException()
+        if (client.isClosed) throw client.closedException()
     }
 
     private fun checkOwn(lease: Lease) =
@@ -292,34 +369,19 @@ internal class RedisSemaphoreHandle(
 
     private fun closedException() = SemaphoreClosedException("this handle on $name was closed", null)
 
-    private fun describeEnd(answer: String): String = when (answer) {
-        "E:expired" -> "it expired (the server's time passed its expiry before a renewal arrived)"
-        "E:released" -> "it was released"
-        "E:purged" -> "its heartbeats stopped reaching the server for longer than ${config.waiterTimeToLive}"
-        "E:cancelled" -> "it was cancelled"
-        "U" -> "the server does not know it (restarted without persistence, or the keys were deleted)"
-        else -> "the server answered $answer"
+    private fun describeEnd(place: List<Any?>): String = when (place[0]) {
+        "U" -> "the server has no such request: it ended (a lease past its expiry, a queued request whose heartbeats " +
+            "stopped for longer than ${config.waiterTimeToLive}), or the server lost it (restarted without persistence, " +
+            "or the semaphore was deleted)"
+        "E" -> "the server ended it: ${place[1]}"
+        else -> "the server answered $place"
     }
 
-    override fun toString(): String = "RedisSemaphore(name=$name, totalPermits=$totalPermits, $config)"
+    override fun toString(): String = "RedisSemaphore(name=$name, configuredPermits=$configuredPermits, $config)"
 }
 
-/** The keys of the semaphore [name], in the order the scripts expect them (lib.lua): all in one hash slot. */
-internal fun redisKeys(name: String): Array<String> = arrayOf("s", "q", "wx", "lx", "ex").map { "dsem:{$name}:$it" }.toTypedArray()
+/** The keys of the semaphore [name], in the order the scripts expect them (head.lua): all in one hash slot. */
+internal fun redisKeys(name: String): Array<String> = arrayOf("s", "q", "wx", "lx").map { "dsem:{$name}:$it" }.toTypedArray()
 
-/** The pub/sub channel on which the grants of the semaphore [name] are published. */
+/** The pub/sub channel on which the grants of the semaphore [name] are published (in the keys' hash slot). */
 internal fun wakeChannel(name: String): String = "dsem:{$name}:wake"
-
-/** A [RedisLock]: a [RedisSemaphoreHandle] of one permit. */
-internal class RedisLockHandle(val semaphore: RedisSemaphoreHandle) : RedisLock, AutoCloseable {
-    override val name: String get() = semaphore.name
-    override suspend fun lock(): Lease = semaphore.acquire(1)
-    override suspend fun tryLock(): Lease? = semaphore.tryAcquire(1)
-    override suspend fun tryLock(timeout: Duration): Lease? = semaphore.tryAcquire(timeout, 1)
-    override suspend fun unlock(lease: Lease) = semaphore.release(lease)
-    override suspend fun renew(lease: Lease) = semaphore.renew(lease)
-    override suspend fun isLocked(): Boolean = semaphore.availablePermits() == 0
-    override suspend fun queueLength(): Int = semaphore.queueLength()
-    override fun close() = semaphore.close()
-    override fun toString(): String = "RedisLock(name=$name)"
-}

@@ -1,19 +1,17 @@
--- cancel: ARGV 3 request id, 4 "1" to hand a grant back (a cancelled caller) or "0" to keep it (a
--- timed-out caller takes a grant that won the race). R8: a request leaves the line, or its grant is
--- either taken by its caller or handed back; never both, never neither.
-local hand_back = ARGV[4] == '1'
+-- cancel: ARGV 6 "1" to hand a grant back (a cancelled caller) or "0" to keep it (a timed-out caller
+-- takes a grant that won the race). R8: a request leaves the line, or its grant is either taken by
+-- its caller or handed back; never both, never neither.
+-- [lib.lua]
 local kind = MINE and string.sub(MINE, 1, 1)
 if kind == 'Q' then
   unqueue(ID)
-  ended(ID, 'cancelled')
+  redis.call('HDEL', S, ID)
   grant() -- those behind may fit now
-  forget()
-  return 'C'
+  return { 'U' }
 end
-if hand_back and kind == 'G' then
-  end_lease(ID, 'released', MINE)
+if ARGV[6] == '1' and kind == 'G' then
+  end_lease(ID, MINE)
   grant()
-  forget()
-  return 'R'
+  return { 'U' }
 end
 return where(ID)

@@ -1,98 +1,176 @@
--- The part shared by every script of a RedisSemaphore. Each operation is one script (Script in
--- RedisSemaphoreClient.kt), run atomically: this text, then the operation's own text, in which the
--- line "-- [line.lua]" stands for the rest of the library (at its start if it has no such line). What
--- an operation does before that line is its fast path: a Lua closure costs the server time on every
--- call, so the common uncontended case runs only the few defined here. The rules these scripts keep
--- are stated once, in RedisSemaphore.kt ("THE SERVER SIDE", R1..R8); they are cited here. An
--- uncontended acquire makes 4 calls (TIME, HMGET, ZADD, HSET), its release 5.
---
--- KEYS (one hash slot: every key starts with {name}):
---   1 {name}:s   hash: the counters total, held (permits in live leases), queued (requests in line),
---                seq (last queue number), token (last fencing token); lx_min, wx_min, ex_min: for each
---                of the zsets lx, wx, ex, a time before which none of its entries is due (absent if the
---                zset is empty), so that a script looks into a zset only when something may be due; and
---                one field per known request
---                id: "Q:permits:leaseMs" queued, "G:permits:token" a live lease, "E:reason" ended
---                (reason: released | expired | cancelled | purged)
---   2 {name}:q   zset: queued request id -> queue number (FIFO order)
---   3 {name}:wx  zset: queued request id -> heartbeat deadline (server ms)
---   4 {name}:lx  zset: lease id -> expiry (server ms)
---   5 {name}:ex  zset: ended id -> when to forget it (server ms)
--- ARGV: 1 total permits (as configured by the caller), 2 the wake-up channel, 3 the request or lease id
--- the operation is about ("-" if none), then the operation's own.
--- Replies name a request's place (where()): "Q" queued ("Q:number" when it joins the line);
--- "G:id:permits:token:remainingMs" granted; "E:reason" ended; "U" unknown.
+-- The rest of the library, for the slow paths (after head.lua and an operation's fast path): the
+-- clock, creation (R2), the keys' expiry (R9), the line (R3), leases (R4), the purge of what is due
+-- (R5), and where a request is.
 
-if redis.replicate_commands then pcall(redis.replicate_commands) end -- Redis < 5: replicate effects (TIME)
+if not NOW then
+  local t = redis.call('TIME') -- R1
+  NOW = t[1] * 1000 + math.floor(t[2] / 1000)
+end
+local IDLE_MS = tonumber(ARGV[4])
+local PUBLISH = ARGV[5]
+local PURGE_LIMIT = 100 -- due entries ended per zset and call (R5): every call does bounded work
+local exp = tonumber(c[7])
+local fields = {} -- written to S by the next put(), with its own
 
-local S, Q, WX, LX, EX = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local TOTAL = tonumber(ARGV[1])
-local CHANNEL = ARGV[2]
-local ID = ARGV[3]
-local FORGET_MS = 600000 -- how long an ended id is remembered at least, so late or repeated calls get a clear answer
-
-local clock = redis.call('TIME') -- R1: the server's time, never a client's
-local NOW = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-
-local function int(x) return string.format('%.0f', x) end
-
--- The counters and bounds, read in one call, kept here and written back by whatever changes them;
--- MINE is ID's field.
-local counters = redis.call('HMGET', S, 'total', 'held', 'queued', 'token', 'lx_min', 'wx_min', 'ex_min', ID)
-local held, queued, token = tonumber(counters[2]), tonumber(counters[3]), tonumber(counters[4])
-local bound = { [LX] = tonumber(counters[5]), [WX] = tonumber(counters[6]), [EX] = tonumber(counters[7]) }
-local BOUND_FIELD = { [LX] = 'lx_min', [WX] = 'wx_min', [EX] = 'ex_min' }
-local MINE = counters[8]
-
--- R2: the first script to touch a semaphore creates it; the fencing counter starts at the server's
--- time in microseconds, so tokens keep increasing even if the server lost the semaphore's data.
-if not counters[1] then
-  held, queued, token = 0, 0, NOW * 1000
-  redis.call('HSET', S, 'total', TOTAL, 'held', 0, 'queued', 0, 'seq', 0, 'token', int(token))
-elseif tonumber(counters[1]) ~= TOTAL then
-  return redis.error_reply('TOTAL_MISMATCH semaphore has ' .. counters[1] .. ' permits, caller configured ' .. TOTAL)
+-- R9: the keys expire IDLE_MS after the last deadline (of a lease or a queued request) has passed;
+-- keep_until(deadline) is called with every new deadline, and moves their expiry when it must, a
+-- little further (at most a minute) so that busy semaphores move it rarely.
+local function keep_until(deadline)
+  if exp and deadline + IDLE_MS <= exp then return end
+  exp = deadline + IDLE_MS + math.min(IDLE_MS, 60000)
+  for _, key in ipairs({ S, Q, WX, LX }) do redis.call('PEXPIREAT', key, exp) end
+  fields[#fields + 1] = 'exp'
+  fields[#fields + 1] = exp
 end
 
--- Adding to a zset of deadlines lowers its bound if needed; put() writes the lowered bounds along
--- with its own fields, in the same HSET. (Renewals and heartbeats only move deadlines later, so the
--- bound stays a bound without a write.)
-local lowered = {}
+-- R2: the first script to touch a semaphore (or the first after it expired or was deleted) creates it
+-- with the total its caller configured; afterwards the total on the server stands, and changes only
+-- by a resize. The fencing counter starts at the server's time in microseconds (R4).
+if not TOTAL then
+  TOTAL, held, queued, token, exp = tonumber(ARGV[1]), 0, 0, NOW * 1000, nil
+  redis.call('DEL', Q, WX, LX)
+  for _, key in ipairs({ Q, WX, LX }) do redis.call('ZADD', key, '+inf', '~') end
+  redis.call('HSET', S, 'total', TOTAL, 'held', 0, 'queued', 0, 'seq', 0, 'token', token)
+  c[5], c[6] = nil, nil
+  keep_until(NOW)
+end
+
+local bound = { [LX] = tonumber(c[5]), [WX] = tonumber(c[6]) }
+local BOUND_FIELD = { [LX] = 'lx_min', [WX] = 'wx_min' }
+
+local function put(...)
+  local args = { ... }
+  for i = 1, #fields do args[#args + 1] = fields[i] end
+  fields = {}
+  if #args > 0 then redis.call('HSET', S, unpack(args)) end
+end
+
+-- Adding to a zset of deadlines lowers its bound if needed (written by the next put()). Renewals and
+-- heartbeats only move deadlines later, so the bound stays a bound without a write.
 local function schedule(zset, at, id)
   redis.call('ZADD', zset, at, id)
   if not bound[zset] or at < bound[zset] then
     bound[zset] = at
-    lowered[#lowered + 1] = zset
-  end
-end
-
-local function put(...)
-  local fields = { ... }
-  for _, zset in ipairs(lowered) do
     fields[#fields + 1] = BOUND_FIELD[zset]
-    fields[#fields + 1] = int(bound[zset])
+    fields[#fields + 1] = at
   end
-  lowered = {}
-  redis.call('HSET', S, unpack(fields))
 end
 
 local function lease(id, permits, lease_ms) -- R4: every grant is a lease with a new fencing token
   token, held = token + 1, held + permits
-  local t = int(token)
   schedule(LX, NOW + lease_ms, id)
-  put('token', t, 'held', held, id, 'G:' .. permits .. ':' .. t)
-  return id .. ':' .. permits .. ':' .. t .. ':' .. lease_ms
+  keep_until(NOW + lease_ms)
+  put('token', token, 'held', held, id, 'G:' .. permits .. ':' .. string.format('%d', token))
+  return { 'G', permits, token, lease_ms, TOTAL }
 end
 
-local function end_lease(id, reason, field) -- field: id's field ("G:permits:token") if known
-  local permits = tonumber(string.match(field or redis.call('HGET', S, id), '^G:(%d+)'))
-  held = held - permits
+local function end_lease(id, field) -- field: id's field, "G:permits:token"
+  held = held - tonumber(string.match(field, '^G:(%d+)'))
   redis.call('ZREM', LX, id)
-  schedule(EX, NOW + FORGET_MS, id)
-  put('held', held, id, 'E:' .. reason)
+  redis.call('HDEL', S, id)
+  put('held', held)
 end
 
--- Nothing is due (R5) if no zset's bound has passed: then purge() would do nothing, and the
--- operations' fast paths, placed before the rest of the library (line.lua), answer without it.
-local QUIET = not (bound[LX] and NOW >= bound[LX]) and not (bound[WX] and NOW >= bound[WX])
-  and not (bound[EX] and NOW >= bound[EX])
+local function unqueue(id)
+  queued = queued - 1
+  redis.call('ZREM', Q, id)
+  redis.call('ZREM', WX, id)
+  put('queued', queued)
+end
 
+-- R3: grants whole from the head of the line while the head's request fits, and publishes the
+-- grants ("id:permits:token:remainingMs"). A head larger than the total (after a reduction) fails:
+-- it leaves the line, its field becomes "E:toolarge" (kept until its client reads it, or until its
+-- heartbeat deadline), and "id:E:toolarge" is published.
+local function grant()
+  local messages = {}
+  while queued > 0 do
+    local head = redis.call('ZRANGE', Q, 0, 0)[1]
+    local permits, lease_ms = string.match(redis.call('HGET', S, head), '^Q:(%d+):(%d+)')
+    permits, lease_ms = tonumber(permits), tonumber(lease_ms)
+    if permits > TOTAL then
+      queued = queued - 1
+      redis.call('ZREM', Q, head)
+      put('queued', queued, head, 'E:toolarge')
+      messages[#messages + 1] = head .. ':E:toolarge'
+    elseif TOTAL - held < permits then
+      break
+    else
+      queued = queued - 1
+      redis.call('ZREM', Q, head)
+      redis.call('ZREM', WX, head)
+      put('queued', queued)
+      lease(head, permits, lease_ms)
+      messages[#messages + 1] = head .. ':' .. permits .. ':' .. string.format('%d', token) .. ':' .. lease_ms
+    end
+  end
+  if #messages > 0 then redis.call(PUBLISH, ARGV[2], table.concat(messages, ',')) end
+end
+
+-- The place of id (see head.lua). An "E" field is answered once, then removed.
+local function where(id)
+  local f = redis.call('HGET', S, id)
+  if not f then return { 'U' } end
+  local kind = string.sub(f, 1, 1)
+  if kind == 'Q' then return { 'Q' } end
+  if kind == 'G' then
+    local permits, t = string.match(f, '^G:(%d+):(%d+)')
+    return { 'G', tonumber(permits), tonumber(t), tonumber(redis.call('ZSCORE', LX, id)) - NOW, TOTAL }
+  end
+  redis.call('HDEL', S, id)
+  redis.call('ZREM', WX, id)
+  return { 'E', string.sub(f, 3), TOTAL }
+end
+
+-- The ids of zset due now, at most PURGE_LIMIT; the caller ends them, then calls rebound(zset).
+local function due(zset)
+  if not bound[zset] or NOW < bound[zset] then return {} end
+  return redis.call('ZRANGEBYSCORE', zset, '-inf', NOW, 'LIMIT', 0, PURGE_LIMIT)
+end
+
+local function rebound(zset) -- the bound becomes the earliest entry left (exact again)
+  local first = redis.call('ZRANGE', zset, 0, 0, 'WITHSCORES')
+  if first[1] == '~' or not first[1] then
+    bound[zset] = nil
+    redis.call('HDEL', S, BOUND_FIELD[zset])
+  else
+    bound[zset] = tonumber(first[2])
+    redis.call('HSET', S, BOUND_FIELD[zset], first[2])
+  end
+end
+
+-- R5: before anything else, leases past their expiry end and requests past their heartbeat deadline
+-- leave the line (at most PURGE_LIMIT of each per call; the rest at the next call, which is never
+-- far: every queued request's client sends heartbeats); what that freed goes to the head of the
+-- line. The server keeps no record of what ended (R6). If ID's place changed, MINE is read again.
+local function purge()
+  local freed = false
+  if bound[LX] and NOW >= bound[LX] then
+    for _, id in ipairs(due(LX)) do
+      local f = redis.call('HGET', S, id)
+      if f then end_lease(id, f) else redis.call('ZREM', LX, id) end
+      freed = true
+    end
+    rebound(LX)
+  end
+  if bound[WX] and NOW >= bound[WX] then
+    for _, id in ipairs(due(WX)) do
+      local f = redis.call('HGET', S, id)
+      if f and string.sub(f, 1, 1) == 'Q' then
+        unqueue(id)
+        freed = true
+      else
+        redis.call('ZREM', WX, id)
+      end
+      redis.call('HDEL', S, id)
+    end
+    rebound(WX)
+  end
+  if freed then
+    grant()
+    MINE = redis.call('HGET', S, ID)
+  end
+  put()
+end
+
+purge()

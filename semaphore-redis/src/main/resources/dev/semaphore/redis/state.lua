@@ -1,2 +1,4 @@
--- state: ARGV 3 "-". Available permits and queue length, after the purge (R5).
-return { TOTAL - held, queued }
+-- state: {available, queued, total}, after the purge (R5). Available is below zero while a reduction
+-- is repaid (R2).
+-- [lib.lua]
+return { TOTAL - held, queued, TOTAL }

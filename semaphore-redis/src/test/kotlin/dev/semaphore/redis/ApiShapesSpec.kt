@@ -99,8 +99,10 @@ class ApiShapesSpec : FunSpec({
         }
     }
 
-    test("totalPermits is the configured total; the Lease's properties are record-style from Java") {
-        a.semaphore(fresh("total"), 7).totalPermits shouldBe 7
+    test("configuredPermits creates; totalPermits() is the server's; the Lease's properties are record-style from Java") {
+        val s = a.semaphore(fresh("total"), 7)
+        s.configuredPermits shouldBe 7
+        runBlocking { s.totalPermits() } shouldBe 7
         val getters = Lease::class.java.methods.map { it.name }.toSet()
         for (name in listOf("id", "permits", "fencingToken", "semaphoreName")) {
             (name in getters) shouldBe true
@@ -138,17 +140,20 @@ class ApiShapesSpec : FunSpec({
         }.message shouldContain "shorter than leaseTime (2s), was 5s"
     }
 
-    test("a semaphore configured with another total: ConfigurationConflictException naming both totals and the name, nothing changed") {
+    test("a handle configured with another total works with the server's total (R2): nothing fails, the total stands") {
         runBlocking {
-            val name = fresh("conflict")
+            val name = fresh("other-total")
             val s = a.semaphore(name, 2)
             val held = s.acquire()
-            val e = shouldThrow<ConfigurationConflictException> { b.semaphore(name, 5).acquire() }
-            e.message shouldContain "\"$name\" has 2 permits on the server, but this handle was configured with 5"
-            shouldThrow<ConfigurationConflictException> { b.lock(name).tryLock(1.seconds) }.message shouldContain "configured with 1"
-            s.availablePermits() shouldBe 1
-            s.queueLength() shouldBe 0
+            val five = b.semaphore(name, 5)
+            five.totalPermits() shouldBe 2
+            val second = five.acquire()
+            five.tryAcquire().shouldBeNull()
+            shouldThrow<IllegalArgumentException> { five.acquire(3) }.message shouldContain "the total is 2"
+            b.lock(name).tryLock(100.milliseconds).shouldBeNull()
             s.release(held)
+            five.release(second)
+            s.availablePermits() shouldBe 2
         }
     }
 

@@ -36,17 +36,21 @@ class BadInputSpec : FunSpec({
         Row("-3 permits in total", IllegalArgumentException::class, "was -3") { client.semaphore("bad-input", -3) },
         Row("acquire(0)", IllegalArgumentException::class, "was 0") { s.acquire(0) },
         Row("acquire(-1)", IllegalArgumentException::class, "was -1") { s.acquire(-1) },
-        Row("acquire(3) of 2", IllegalArgumentException::class, "was 3") { s.acquire(3) },
+        Row("acquire(3) of 2", IllegalArgumentException::class, "3 permits can never be granted: the total is 2") { s.acquire(3) },
         Row("tryAcquire(0)", IllegalArgumentException::class, "was 0") { s.tryAcquire(0) },
-        Row("tryAcquire(3) of 2", IllegalArgumentException::class, "was 3") { s.tryAcquire(3) },
-        Row("tryAcquire(1s, 3) of 2", IllegalArgumentException::class, "was 3") { s.tryAcquire(1.seconds, 3) },
+        Row("tryAcquire(3) of 2", IllegalArgumentException::class, "3 permits can never be granted: the total is 2") { s.tryAcquire(3) },
+        Row("tryAcquire(1s, 3) of 2", IllegalArgumentException::class, "3 permits can never be granted: the total is 2") { s.tryAcquire(1.seconds, 3) },
         Row("tryAcquire(1s, 0)", IllegalArgumentException::class, "was 0") { s.tryAcquire(1.seconds, permits = 0) },
         Row("tryLock on a closed handle", SemaphoreClosedException::class, "closed") { client.lock("bad-input-closed").also { it.close() }.tryLock(1.seconds) },
-        Row("withPermit(5) of 2", IllegalArgumentException::class, "was 5") { s.withPermit(5) { } },
-        Row("another total for the same name", ConfigurationConflictException::class,
-            "the semaphore \"bad-input\" has 2 permits on the server, but this handle was configured with 3") {
-            client.semaphore("bad-input", 3).acquire(1)
+        Row("withPermit(5) of 2", IllegalArgumentException::class, "5 permits can never be granted: the total is 2") { s.withPermit(5) { } },
+        Row("acquire(3) of 2 through a handle configured with 3", IllegalArgumentException::class, "the total is 2") {
+            client.semaphore("bad-input", 3).acquire(3)
         },
+        Row("reducePermits(3) of 2", IllegalArgumentException::class, "cannot remove 3 permits: the total is 2") { s.reducePermits(3) },
+        Row("reducePermits(0)", IllegalArgumentException::class, "was 0") { s.reducePermits(0) },
+        Row("addPermits(0)", IllegalArgumentException::class, "was 0") { s.addPermits(0) },
+        Row("addPermits(Int.MAX_VALUE)", IllegalArgumentException::class, "would exceed 2147483647") { s.addPermits(Int.MAX_VALUE) },
+        Row("setPermits(-1)", IllegalArgumentException::class, "was -1") { s.setPermits(-1) },
         Row("a lease of another semaphore", IllegalArgumentException::class, "belongs to semaphore bad-input-other") { s.release(foreign) },
         Row("a second release", IllegalStateException::class, "already released") { s.release(released) },
         Row("renewing a released lease", LeaseLostException::class, "it was released") { s.renew(released) },

@@ -121,14 +121,16 @@ class RedisSemaphoreSpec : FunSpec({
         }
     }
 
-    test("a holder that never renews loses its permits at expiry; the next gets a higher token; its late release is refused") {
+    test("a fixed lease (autoRenew off) ends at expiry; the next gets a higher token; its holder is told, and its late release is refused") {
         runBlocking {
             val name = fresh("expiry")
-            val short = RedisSemaphoreConfig(leaseTime = 500.milliseconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
+            val short = RedisSemaphoreConfig(leaseTime = 500.milliseconds, autoRenew = false, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
             val s = a.semaphore(name, 1, short)
             val stale = s.acquire()
             val next = b.semaphore(name, 1, short).acquire() // served by a heartbeat's purge after 500 ms
             next.fencingToken shouldBeGreaterThan stale.fencingToken
+            shouldThrow<LeaseLostException> { withTimeout(2.seconds) { stale.awaitEnd() } }.message!! shouldContain "expired"
+            stale.isLost shouldBe true
             shouldThrow<LeaseLostException> { s.release(stale) }.message!! shouldContain "expired"
             shouldThrow<LeaseLostException> { s.renew(stale) }
             b.semaphore(name, 1, short).release(next)
@@ -139,7 +141,7 @@ class RedisSemaphoreSpec : FunSpec({
     test("the fast paths see what is due: with nobody queued, an expired lease's release is refused, and the next acquire ends it first") {
         runBlocking {
             val name = fresh("fast-path-expiry")
-            val short = RedisSemaphoreConfig(leaseTime = 300.milliseconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
+            val short = RedisSemaphoreConfig(leaseTime = 300.milliseconds, autoRenew = false, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
             val s = a.semaphore(name, 2, short)
             val expired = s.acquire()
             delay(600) // nobody queued and no other call: only the next script can see the expiry
@@ -148,7 +150,7 @@ class RedisSemaphoreSpec : FunSpec({
             val old = s.acquire()
             delay(600)
             val fresh = s.acquire() // would fit even with the old lease held: the fast path must still end it (R5)
-            server.reply("HGET", redisKeys(name)[0], old.id) shouldBe listOf("E:expired")
+            server.reply("HEXISTS", redisKeys(name)[0], old.id) shouldBe listOf("0") // ended, and no record kept (R6)
             server.reply("HGET", redisKeys(name)[0], "held") shouldBe listOf("1")
             s.release(fresh)
         }
@@ -177,7 +179,7 @@ class RedisSemaphoreSpec : FunSpec({
             val waiter = async { b.semaphore(name, 1, fast).acquire() }
             eventually("queued") { s.queueLength() == 1 }
             // Release by the raw script with a wrong channel: the grant is published where nobody listens.
-            a.run<String>(Script.release, ScriptOutputType.VALUE, redisKeys(name), arrayOf("1", "nowhere", held.id))
+            a.raw(Script.release, name, held.id, channel = "nowhere") shouldBe listOf("R", held.fencingToken)
             val lease = withTimeout(5.seconds) { waiter.await() }
             lease.permits shouldBe 1
             b.semaphore(name, 1, fast).release(lease)
@@ -190,7 +192,7 @@ class RedisSemaphoreSpec : FunSpec({
             val s = a.semaphore(name, 1, fast)
             val held = s.acquire()
             // A request queued by a "client" that then dies: queued by the raw script, no heartbeat ever.
-            a.run<String>(Script.acquire, ScriptOutputType.VALUE, redisKeys(name), arrayOf("1", wakeChannel(name), "dead-1", "1", "2000", "500", "queue")) shouldStartWith "Q:"
+            a.raw(Script.acquire, name, "dead-1", "1", "2000", "500", "queue")[0] shouldBe "Q"
             val live = async { b.semaphore(name, 1, fast).acquire() }
             eventually("both queued") { s.queueLength() == 2 }
             s.release(held)
@@ -209,13 +211,13 @@ class RedisSemaphoreSpec : FunSpec({
             val short = RedisSemaphoreConfig(leaseTime = 300.milliseconds, waiterTimeToLive = 300.milliseconds)
             val kept = long.acquire()
             // A holder with a 300 ms lease that is never renewed nor released (its client "died").
-            b.run<String>(Script.acquire, ScriptOutputType.VALUE, redisKeys(name), arrayOf("2", wakeChannel(name), "dead-holder", "1", "300", "300", "queue")) shouldStartWith "G:"
+            b.raw(Script.acquire, name, "dead-holder", "1", "300", "300", "queue", total = 2)[0] shouldBe "G"
             long.availablePermits() shouldBe 0
             eventually("the short lease ended, the long one is still held") { long.availablePermits() == 1 }
             // The same for the line: a long-lived waiter, then one with a 300 ms time to live that never beats.
             val waiter = async { long.acquire(2) }
             eventually("queued") { long.queueLength() == 1 }
-            b.run<String>(Script.acquire, ScriptOutputType.VALUE, redisKeys(name), arrayOf("2", wakeChannel(name), "dead-waiter", "1", "300", "300", "queue")) shouldStartWith "Q:"
+            b.raw(Script.acquire, name, "dead-waiter", "1", "300", "300", "queue", total = 2)[0] shouldBe "Q"
             long.queueLength() shouldBe 2
             eventually("the silent waiter was dropped, the live one kept") { long.queueLength() == 1 }
             long.release(kept)
@@ -229,17 +231,33 @@ class RedisSemaphoreSpec : FunSpec({
     test("R6: an acquire or release sent twice (as Lettuce re-sends after a reconnect) gets the same answer and changes nothing more") {
         runBlocking {
             val name = fresh("repeated")
-            val keys = redisKeys(name)
-            suspend fun send(script: Script, vararg args: String): String =
-                a.run(script, ScriptOutputType.VALUE, keys, arrayOf("2", wakeChannel(name), *args))
-            val first = send(Script.acquire, "same-id", "1", "30000", "10000", "queue")
-            first shouldStartWith "G:same-id:1:"
-            val again = send(Script.acquire, "same-id", "1", "30000", "10000", "queue")
-            again.substringBeforeLast(':') shouldBe first.substringBeforeLast(':') // the same lease and token
+            val first = a.raw(Script.acquire, name, "same-id", "1", "30000", "10000", "queue", total = 2)
+            first[0] shouldBe "G"
+            val again = a.raw(Script.acquire, name, "same-id", "1", "30000", "10000", "queue", total = 2)
+            again.take(3) shouldBe first.take(3) // the same lease and token
             a.semaphore(name, 2).availablePermits() shouldBe 1
-            send(Script.release, "same-id") shouldStartWith "R:"
-            send(Script.release, "same-id") shouldBe "E:released"
+            a.raw(Script.release, name, "same-id")[0] shouldBe "R"
+            a.raw(Script.release, name, "same-id") shouldBe listOf("U") // the server keeps no record of what ended
             a.semaphore(name, 2).availablePermits() shouldBe 2
+        }
+    }
+
+    test("R6 on the client: a release answered 'unknown' succeeded if the lease was live when it was sent (its repeat), and is a lost lease otherwise") {
+        runBlocking {
+            val name = fresh("repeated-release")
+            val s = a.semaphore(name, 2)
+            val lease = s.acquire()
+            a.raw(Script.release, name, lease.id)[0] shouldBe "R" // the first run of a release whose answer was lost
+            s.release(lease) // its repeat: "U", read as released
+            lease.isLost shouldBe false
+            shouldThrow<IllegalStateException> { s.release(lease) }.message shouldContain "already released"
+            s.availablePermits() shouldBe 2
+
+            val fixed = a.semaphore(name, 2, RedisSemaphoreConfig(leaseTime = 300.milliseconds, autoRenew = false))
+            val short = fixed.acquire()
+            delay(600)
+            shouldThrow<LeaseLostException> { fixed.release(short) }.message shouldContain "expired"
+            s.availablePermits() shouldBe 2
         }
     }
 

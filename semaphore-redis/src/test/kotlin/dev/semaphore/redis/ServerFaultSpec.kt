@@ -103,7 +103,7 @@ class ServerFaultSpec : FunSpec({
                     val holderOutcome = withTimeout(10.seconds) { holder.await() }
                     holderOutcome.exceptionOrNull()!!.let {
                         (it is LeaseLostException) shouldBe true
-                        it.message!! shouldContain "does not know it"
+                        it.message!! shouldContain "restarted without persistence"
                     }
                     val waiterOutcome = withTimeout(10.seconds) { waiter.await() }
                     (waiterOutcome.exceptionOrNull() is QueuedRequestLostException) shouldBe true

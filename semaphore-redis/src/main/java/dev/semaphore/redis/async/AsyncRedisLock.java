@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RedisLock} for Java callers: a first-in-first-out lock across every JVM on the server, whose
@@ -119,7 +120,17 @@ public final class AsyncRedisLock {
 
     /** @return a future of true if someone, in any JVM, holds the lock now */
     public CompletableFuture<Boolean> isLocked() {
-        return line.availablePermits().thenApply(free -> free == 0);
+        return line.availablePermits().thenApply(free -> free <= 0);
+    }
+
+    /**
+     * Removes the lock from the server if nobody holds or waits on it; see
+     * {@link AsyncRedisSemaphore#delete()}.
+     *
+     * @return a future that completes once it was removed, or fails with {@code IllegalStateException}
+     */
+    public CompletableFuture<@Nullable Void> delete() {
+        return line.delete();
     }
 
     /** @return a future of the number of requests waiting in line now, from every JVM */

@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RedisSemaphore} for Java callers: the same fair line across every JVM on the server, as
@@ -203,9 +204,58 @@ public final class AsyncRedisSemaphore {
         return RedisJavaBridge.withPermitAsync(kotlin, permits, action::apply);
     }
 
-    /** @return the total number of permits, as configured */
-    public int totalPermits() {
-        return kotlin.getTotalPermits();
+    /** @return the total this handle creates the semaphore with if the server has none */
+    public int configuredPermits() {
+        return kotlin.getConfiguredPermits();
+    }
+
+    /** @return a future of the total on the server now: the permits that exist, held or free */
+    public CompletableFuture<Integer> totalPermits() {
+        return RedisJavaBridge.totalPermitsAsync(kotlin);
+    }
+
+    /**
+     * Adds permits to the total, for every JVM; queued requests that now fit are granted.
+     *
+     * @param permits how many, at least 1 (checked at once)
+     * @return a future that completes once the server changed the total
+     */
+    public CompletableFuture<@Nullable Void> addPermits(int permits) {
+        return RedisJavaBridge.resizeAsync(kotlin, "add", permits);
+    }
+
+    /**
+     * Removes permits from the total, for every JVM, without waiting for holders: the free count may
+     * go below zero, and releases repay that debt before anyone is granted; a queued request larger
+     * than the new total fails with {@code IllegalStateException}.
+     *
+     * @param permits how many, at least 1 (checked at once) and at most the total (checked by the server)
+     * @return a future that completes once the server changed the total
+     */
+    public CompletableFuture<@Nullable Void> reducePermits(int permits) {
+        return RedisJavaBridge.resizeAsync(kotlin, "reduce", permits);
+    }
+
+    /**
+     * Makes the total {@code total}, for every JVM, in one idempotent step (a rolling deploy may call it
+     * from every instance).
+     *
+     * @param total the new total, 0 or more (checked at once)
+     * @return a future that completes once the server changed the total
+     */
+    public CompletableFuture<@Nullable Void> setPermits(int total) {
+        return RedisJavaBridge.resizeAsync(kotlin, "set", total);
+    }
+
+    /**
+     * Removes the semaphore from the server if nobody holds or waits on it; the next use creates it
+     * again, with fencing tokens still increasing.
+     *
+     * @return a future that completes once it was removed, or fails with {@code IllegalStateException}
+     *     if permits are held or requests queued (nothing changes)
+     */
+    public CompletableFuture<@Nullable Void> delete() {
+        return RedisJavaBridge.deleteAsync(kotlin);
     }
 
     /** @return a future of the permits free now, in every JVM */

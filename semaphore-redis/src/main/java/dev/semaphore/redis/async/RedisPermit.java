@@ -52,7 +52,21 @@ public final class RedisPermit implements AutoCloseable {
     }
 
     /**
-     * Extends the lease by one lease time (nothing renews it by itself; {@code withPermit} does).
+     * A new future that completes when the lease ends: with null once released, exceptionally with
+     * {@link dev.semaphore.redis.LeaseLostException} as soon as it is known to be lost (its renewals
+     * failed until its expiry, or it was a fixed lease whose time ran out). Use it to stop the work
+     * the permit protects in time. Completing or cancelling the returned future does not affect the
+     * lease.
+     *
+     * @return a future of the lease's end
+     */
+    public CompletableFuture<@Nullable Void> ended() {
+        return RedisJavaBridge.endedFuture(lease);
+    }
+
+    /**
+     * Extends the lease by one lease time now. The client renews every lease by itself until it is
+     * released, unless the configuration turned {@code autoRenew} off (fixed leases).
      *
      * @return a future that completes once the server extended it, or fails with
      *     {@link dev.semaphore.redis.LeaseLostException} if it already ended (or another

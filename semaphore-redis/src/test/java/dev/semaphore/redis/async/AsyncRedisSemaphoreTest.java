@@ -171,11 +171,13 @@ class AsyncRedisSemaphoreTest {
 
     @Test
     void closingAnExpiredPermitThrowsLeaseLostOnceAndRenewingFails() throws InterruptedException {
-        RedisSemaphoreConfig shortLease = new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(300));
+        RedisSemaphoreConfig shortLease = new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false);
         AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("expired"), 1, shortLease);
         RedisPermit p = s.acquire().join();
         assertTrue(p.remaining().compareTo(Duration.ofMillis(300)) <= 0);
         awaitCount(() -> s.availablePermits().join(), 1); // the server ended the lease at its expiry
+        CompletionException ended = assertThrows(CompletionException.class, () -> p.ended().join()); // and the holder was told
+        assertInstanceOf(LeaseLostException.class, ended.getCause());
         CompletionException renew = assertThrows(CompletionException.class, () -> p.renew().join());
         assertInstanceOf(LeaseLostException.class, renew.getCause());
         LeaseLostException lost = assertThrows(LeaseLostException.class, p::close);
@@ -280,17 +282,19 @@ class AsyncRedisSemaphoreTest {
         AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("bad"), 2);
         IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> s.acquire(0));
         assertTrue(zero.getMessage().contains("was 0"), zero.getMessage());
-        IllegalArgumentException three = assertThrows(IllegalArgumentException.class, () -> s.acquire(3, Duration.ofSeconds(1)));
-        assertTrue(three.getMessage().contains("was 3"), three.getMessage());
+        // More than the total: only the server knows its total (it may have been resized), so the future fails.
+        CompletionException three = assertThrows(CompletionException.class, () -> s.acquire(3, Duration.ofSeconds(1)).join());
+        assertInstanceOf(IllegalArgumentException.class, three.getCause());
+        assertTrue(three.getCause().getMessage().contains("a request for 3 permits can never be granted: the total is 2"), three.getCause().getMessage());
         IllegalArgumentException minus = assertThrows(IllegalArgumentException.class, () -> s.tryAcquire(-1));
         assertTrue(minus.getMessage().contains("was -1"), minus.getMessage());
         IllegalArgumentException blocking = assertThrows(IllegalArgumentException.class, () -> s.acquireBlocking(0));
         assertTrue(blocking.getMessage().contains("was 0"), blocking.getMessage());
         IllegalArgumentException timed = assertThrows(IllegalArgumentException.class, () -> s.acquireBlocking(3, Duration.ofSeconds(1)));
-        assertTrue(timed.getMessage().contains("was 3"), timed.getMessage());
-        IllegalArgumentException with = assertThrows(IllegalArgumentException.class,
-            () -> s.withPermit(5, lease -> CompletableFuture.completedFuture(1)));
-        assertTrue(with.getMessage().contains("was 5"), with.getMessage());
+        assertTrue(timed.getMessage().contains("3 permits can never be granted"), timed.getMessage());
+        CompletionException with = assertThrows(CompletionException.class,
+            () -> s.withPermit(5, lease -> CompletableFuture.completedFuture(1)).join());
+        assertTrue(with.getCause().getMessage().contains("5 permits can never be granted"), with.getCause().getMessage());
         NullPointerException noTimeout = assertThrows(NullPointerException.class, () -> s.acquire(1, null));
         assertEquals("timeout", noTimeout.getMessage());
         assertEquals(2, s.availablePermits().join());

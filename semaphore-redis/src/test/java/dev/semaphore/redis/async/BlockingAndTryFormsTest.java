@@ -65,7 +65,8 @@ class BlockingAndTryFormsTest {
     @Test
     void acquireBlockingReturnsAPermitThatCloseReleases() throws InterruptedException {
         AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("blocking"), 3);
-        assertEquals(3, s.totalPermits());
+        assertEquals(3, s.configuredPermits());
+        assertEquals(3, s.totalPermits().join());
         try (RedisPermit one = s.acquireBlocking(); RedisPermit two = s.acquireBlocking(2)) {
             assertEquals(1, one.permits());
             assertEquals(2, two.permits());

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.SemaphoreClosedException;
-import dev.semaphore.redis.ConfigurationConflictException;
 import dev.semaphore.redis.Lease;
 import dev.semaphore.redis.LeaseLostException;
 import dev.semaphore.redis.LocalRedisServer;
@@ -97,22 +96,23 @@ class RedisFailuresTest {
     }
 
     @Test
-    void aHandleConfiguredWithAnotherTotalIsAConfigurationConflictAndChangesNothing() throws Exception {
+    void aHandleConfiguredWithAnotherTotalWorksWithTheServersTotal() throws Exception {
         try (LocalRedisServer server = LocalRedisServer.Companion.start(false);
              RedisSemaphoreClient a = RedisSemaphoreClient.connect(server.getUri());
              RedisSemaphoreClient b = RedisSemaphoreClient.connect(server.getUri())) {
-            AsyncRedisSemaphore two = AsyncRedisSemaphore.create(a, "conflict", 2);
+            AsyncRedisSemaphore two = AsyncRedisSemaphore.create(a, "other-total", 2);
             RedisPermit held = two.acquireBlocking();
-            AsyncRedisSemaphore three = AsyncRedisSemaphore.create(b, "conflict", 3);
+            AsyncRedisSemaphore three = AsyncRedisSemaphore.create(b, "other-total", 3);
 
-            ConfigurationConflictException now = assertThrows(ConfigurationConflictException.class, three::tryAcquire);
-            assertTrue(now.getMessage().contains("\"conflict\" has 2 permits on the server"), now.getMessage());
-            assertTrue(now.getMessage().contains("configured with 3"), now.getMessage());
-            assertEquals("ConfigurationConflictException", caughtAsRedisFailure(three::acquireBlocking));
-            CompletionException future = assertThrows(CompletionException.class, () -> three.acquire(3).join());
-            assertInstanceOf(ConfigurationConflictException.class, future.getCause());
-
-            assertEquals(1, two.availablePermits().join());
+            assertEquals(3, three.configuredPermits());
+            assertEquals(2, three.totalPermits().join());
+            try (RedisPermit second = three.tryAcquire().orElseThrow()) {
+                assertTrue(three.tryAcquire().isEmpty());
+                CompletionException tooMany = assertThrows(CompletionException.class, () -> three.acquire(3).join());
+                assertInstanceOf(IllegalArgumentException.class, tooMany.getCause());
+                assertTrue(tooMany.getCause().getMessage().contains("the total is 2"), tooMany.getCause().getMessage());
+                assertEquals(0, two.availablePermits().join());
+            }
             assertEquals(0, two.queueLength().join());
             held.close();
             assertEquals(2, two.availablePermits().join());
@@ -155,7 +155,7 @@ class RedisFailuresTest {
     void noFailureTypeIsAnIllegalStateException() {
         for (Class<?> type : new Class<?>[] {
             LeaseLostException.class, dev.semaphore.redis.QueuedRequestLostException.class,
-            dev.semaphore.redis.NotReplicatedException.class, ConfigurationConflictException.class,
+            dev.semaphore.redis.NotReplicatedException.class,
             dev.semaphore.redis.WrongClusterNodeException.class, RedisUnavailableException.class}) {
             assertTrue(RedisSemaphoreException.class.isAssignableFrom(type), type + " is not a RedisSemaphoreException");
             assertFalse(IllegalStateException.class.isAssignableFrom(type), type + " is an IllegalStateException");

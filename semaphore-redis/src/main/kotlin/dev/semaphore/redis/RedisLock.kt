@@ -1,0 +1,134 @@
+package dev.semaphore.redis
+
+import java.util.concurrent.ConcurrentHashMap
+import kotlin.time.Duration
+
+/**
+ * A first-in-first-out lock shared by every JVM on the same Redis server: a [RedisSemaphore] of one
+ * permit (the same name is the same line), whose [Lease] is renewed by the client until [unlock].
+ *
+ * Like the local `dev.semaphore.Lock`, it is not reentrant, and an [owner][lock] is optional: with
+ * one, locking again by the same owner (while this JVM holds the lock for it) throws
+ * `IllegalStateException` instead of waiting for itself until its own lease expires, and [holdsLock]
+ * answers for it. Owners are compared by identity and known to this JVM only (another JVM's holder
+ * is just "locked"); a number or a `Duration` is not an owner (a compile error). Without an owner the
+ * [Lease] is the only identity of the hold.
+ */
+public interface RedisLock {
+    public val name: String
+
+    /**
+     * Waits in line for the lock; see [RedisSemaphore.acquire].
+     * @throws IllegalStateException if [owner] (not null) already holds it through this JVM's client.
+     */
+    public suspend fun lock(owner: Any? = null): Lease
+
+    /** Takes the lock now if it is free and nobody is queued; null otherwise. Throws as [lock]. */
+    public suspend fun tryLock(owner: Any? = null): Lease?
+
+    /** Waits at most [timeout] for the lock; see [RedisSemaphore.tryAcquire]. Throws as [lock]. */
+    public suspend fun tryLock(timeout: Duration, owner: Any? = null): Lease?
+
+    /** Unlocks; see [RedisSemaphore.release]. */
+    public suspend fun unlock(lease: Lease)
+
+    /** See [RedisSemaphore.renew]. */
+    public suspend fun renew(lease: Lease)
+
+    /** Whether [owner] holds this lock through this JVM's client now (no call to the server). */
+    public fun holdsLock(owner: Any): Boolean
+
+    /** Whether anyone, in any JVM, holds the lock now. */
+    public suspend fun isLocked(): Boolean
+
+    public suspend fun queueLength(): Int
+
+    /** See [RedisSemaphore.delete]. */
+    public suspend fun delete()
+
+    /** See [RedisSemaphore.close]. */
+    public fun close()
+
+    /** Not an owner: `lock(5.seconds)` would wait without limit with the Duration as its owner. */
+    @Deprecated(DURATION_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public suspend fun lock(timeout: Duration): Nothing = throw IllegalArgumentException(DURATION_IS_NOT_AN_OWNER)
+
+    /** Not an owner: owners are compared by identity, and a boxed number has none. */
+    @Deprecated(NUMBER_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public suspend fun lock(owner: Number): Nothing = throw IllegalArgumentException(NUMBER_IS_NOT_AN_OWNER)
+
+    /** Not an owner: `tryLock(5000)` would not wait; it would try once with 5000 as its owner. */
+    @Deprecated(NUMBER_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public suspend fun tryLock(owner: Number): Nothing = throw IllegalArgumentException(NUMBER_IS_NOT_AN_OWNER)
+}
+
+private const val DURATION_IS_NOT_AN_OWNER =
+    "lock() has no timeout, and a Duration would be taken for its owner: use tryLock(timeout), which returns null when the time runs out"
+
+private const val NUMBER_IS_NOT_AN_OWNER =
+    "a number is not an owner: owners are compared by identity, and a boxed number has none. " +
+        "For a timed wait use tryLock(timeout) with a Duration"
+
+/**
+ * A [RedisLock]: a [RedisSemaphoreHandle] of one permit, and the owners that hold it through this
+ * client ([owners], shared by every handle on the client, one entry per held lock with an owner).
+ */
+internal class RedisLockHandle(val semaphore: RedisSemaphoreHandle, private val owners: ConcurrentHashMap<OwnerKey, Any>) : RedisLock {
+    override val name: String get() = semaphore.name
+
+    /** An owner of the lock [name], compared by identity. */
+    class OwnerKey(val name: String, val owner: Any) {
+        override fun equals(other: Any?): Boolean = other is OwnerKey && other.name == name && other.owner === owner
+        override fun hashCode(): Int = name.hashCode() * 31 + System.identityHashCode(owner)
+    }
+
+    override suspend fun lock(owner: Any?): Lease = owned(owner) { semaphore.acquire(1) }!!
+
+    override suspend fun tryLock(owner: Any?): Lease? = owned(owner) { semaphore.tryAcquire(1) }
+
+    override suspend fun tryLock(timeout: Duration, owner: Any?): Lease? = owned(owner) { semaphore.tryAcquire(timeout, 1) }
+
+    /**
+     * Takes the lock by [take] for [owner]: the owner's entry is reserved first (so that the same owner
+     * locking twice at once is refused too), filled with the lease, and removed when the lease ends or
+     * if [take] gets none.
+     */
+    private suspend fun owned(owner: Any?, take: suspend () -> Lease?): Lease? {
+        if (owner == null) return take()
+        val key = OwnerKey(name, owner)
+        check(owners.putIfAbsent(key, RESERVED) == null) {
+            "$owner already holds (or is locking) the lock $name through this client: it is not reentrant"
+        }
+        val lease = try {
+            take()
+        } catch (e: Throwable) {
+            owners.remove(key)
+            throw e
+        }
+        if (lease == null) {
+            owners.remove(key)
+            return null
+        }
+        owners[key] = lease
+        lease.end.invokeOnCompletion { owners.remove(key, lease) }
+        return lease
+    }
+
+    override fun holdsLock(owner: Any): Boolean = (owners[OwnerKey(name, owner)] as? Lease)?.end?.isCompleted == false
+
+    private companion object {
+        /** The entry of an owner whose lock request is under way. */
+        val RESERVED = Any()
+    }
+
+    override suspend fun unlock(lease: Lease) = semaphore.release(lease)
+    override suspend fun renew(lease: Lease) = semaphore.renew(lease)
+    override suspend fun isLocked(): Boolean = semaphore.availablePermits() <= 0
+    override suspend fun queueLength(): Int = semaphore.queueLength()
+    override suspend fun delete() = semaphore.delete()
+    override fun close() = semaphore.close()
+    override fun toString(): String = "RedisLock(name=$name)"
+}
