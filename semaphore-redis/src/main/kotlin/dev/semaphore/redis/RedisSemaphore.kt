@@ -128,8 +128,9 @@ public interface RedisSemaphore {
      * @throws LeaseLostException if the lease had been lost (its permits already went to others).
      * @throws IllegalStateException if it was already released.
      * @throws IllegalArgumentException if [lease] belongs to another semaphore.
-     * @throws RedisUnavailableException if the server could not be reached: the lease stays held (and
-     *   renewed) and [release] may be called again.
+     * @throws RedisUnavailableException if the server could not be reached. Renewals stopped at the
+     *   call, so the permits come back at the lease's expiry at the latest; [release] may be called
+     *   again to give them back sooner.
      */
     public suspend fun release(lease: Lease)
 

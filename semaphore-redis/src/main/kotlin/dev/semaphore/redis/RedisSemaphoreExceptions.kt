@@ -5,7 +5,7 @@
  * bugs. Misuse keeps the standard types: IllegalArgumentException (a bad count, a name with a brace, a
  * lease of another semaphore), IllegalStateException (a lease released twice), and
  * dev.semaphore.SemaphoreClosedException (an IllegalStateException) for a closed handle or client.
- * The README's "Across many JVMs" has the same list as a table: exception, when, what to do.
+ * docs/redis.md has the same list as a table: exception, when, what to do.
  *
  * Each is a CopyableThrowable whose copy keeps the type, the message and the cause: kotlinx.coroutines'
  * stack-trace recovery (debug mode, or -ea) would otherwise wrap the original as the copy's cause, and

@@ -208,6 +208,7 @@ internal class RedisSemaphoreHandle(
         checkOwn(lease)
         lease.lostWith?.let { throw LeaseLostException(it.message.orEmpty(), it) }
         check(lease.releasing.compareAndSet(false, true)) { "$lease was already released" }
+        lease.keeper?.cancel() // renewals stop now: if the release cannot reach the server, the lease ends at its expiry
         val liveWhenSent = lease.remaining.isPositive()
         val answer = try {
             script(Script.release, lease.id)

@@ -2,7 +2,7 @@
  * The Java front-end of {@code semaphore-redis}: {@link dev.semaphore.redis.async.AsyncRedisSemaphore}
  * and {@link dev.semaphore.redis.async.AsyncRedisLock}, over the same Kotlin {@code RedisSemaphore} and
  * {@code RedisLock} (one line across every JVM on the server; the guarantees, and what is not promised,
- * are in the README's "Across many JVMs" and at the top of {@code RedisSemaphore.kt}). They follow the
+ * are in docs/redis.md and at the top of {@code RedisSemaphore.kt}). They follow the
  * conventions of the local Java API ({@code dev.semaphore.async}), with one difference, the try forms:
  *
  * <table>
@@ -20,7 +20,9 @@
  * <tr><td>scoped</td><td>{@code withPermit(action)}, {@code withPermit(permits, action)}</td>
  *     <td>{@code withLock(action)}</td><td>{@code CompletableFuture<T>}</td></tr>
  * <tr><td>queries</td><td>{@code totalPermits()}, {@code availablePermits()}, {@code queueLength()}</td>
- *     <td>{@code isLocked()}, {@code queueLength()}</td><td>{@code int}; futures (they ask the server)</td></tr>
+ *     <td>{@code isLocked()}, {@code queueLength()}</td><td>futures (they ask the server)</td></tr>
+ * <tr><td>life cycle</td><td>{@code addPermits(n)}, {@code reducePermits(n)}, {@code setPermits(total)},
+ *     {@code delete()}</td><td>{@code delete()}</td><td>futures</td></tr>
  * </table>
  *
  * <h2 id="try">The try forms return the permit, not a boolean</h2>
@@ -58,8 +60,8 @@
  * <h2 id="replicas">Replicas</h2>
  * With {@code new RedisSemaphoreConfig().withReplicaAcks(n, timeout)}, a request gets a permit only
  * once {@code n} replicas acknowledged the grant; otherwise it fails with
- * {@link dev.semaphore.redis.NotReplicatedException} and the grant is handed back (see the README's
- * "Across many JVMs" for what this protects and what it does not).
+ * {@link dev.semaphore.redis.NotReplicatedException} and the grant is handed back (see docs/redis.md
+ * for what this protects and what it does not).
  *
  * <h2 id="threads">Threads</h2>
  * Futures complete on the client's background threads ({@code Dispatchers.Default}): do not block in
@@ -71,22 +73,23 @@
  * reached); later calls do nothing, even if the first one threw. {@code release()} is the same without
  * blocking: every call returns the first call's future. A lease that expired before it was released
  * makes them throw (fail with) {@link dev.semaphore.redis.LeaseLostException}: its permits already went
- * to others. A release that failed otherwise (the server unreachable) is not retried: the permits come
- * back when the lease expires. A permit never closed stays held until its lease expires (nothing
- * renews it; {@code withPermit} does).
+ * to others. Renewals stop when the release is sent, so a release that failed otherwise (the server
+ * unreachable) is not retried: the permits come back when the lease expires. A permit that is never
+ * closed stays held, renewed by the client, for as long as the client lives (unless {@code autoRenew}
+ * is off): close every permit.
  *
  * <h2 id="failures">Failures</h2>
- * Misuse throws at the call, with nothing sent or changed: a permit count below 1 or above the total,
- * or a null timeout or action, is an {@code IllegalArgumentException} or {@code NullPointerException}
- * whose message names it; a closed handle or client is a {@code SemaphoreClosedException} (an
+ * Misuse throws at the call, with nothing sent or changed: a permit count below 1, or a null timeout or
+ * action, is an {@code IllegalArgumentException} or {@code NullPointerException} whose message names
+ * it (a count above the total is known only to the server, which may have been resized: the future
+ * fails, or the blocking form throws, with an {@code IllegalArgumentException} naming both); a closed handle or client is a {@code SemaphoreClosedException} (an
  * {@code IllegalStateException}); a {@code Lease} released twice through the Kotlin API is an
  * {@code IllegalStateException} ({@code RedisPermit} releases once by design). What Redis, the network or
  * the replicas did is a {@link dev.semaphore.redis.RedisSemaphoreException} (unchecked, not an
  * {@code IllegalStateException}), one subtype per cause: {@code LeaseLostException},
- * {@code QueuedRequestLostException}, {@code NotReplicatedException},
- * {@code ConfigurationConflictException}, {@code WrongClusterNodeException},
+ * {@code QueuedRequestLostException}, {@code NotReplicatedException}, {@code WrongClusterNodeException},
  * {@code RedisUnavailableException}. A future fails with it; a blocking or try form throws it as it is
- * (not wrapped). The README's "Across many JVMs" says, for each, when and what to do.
+ * (not wrapped). docs/redis.md says, for each, when and what to do.
  */
 @NullMarked
 package dev.semaphore.redis.async;
