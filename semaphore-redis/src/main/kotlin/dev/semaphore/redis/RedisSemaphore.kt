@@ -207,6 +207,9 @@ public class Lease internal constructor(
     /** The request's number in the line if it queued (the server's order of requests), 0 if granted at once. */
     @Volatile internal var queueNumber: Long = 0
 
+    /** Granted to the line (by the server's grant loop): it has a field in the semaphore's hash (head.lua), which its release removes. */
+    @Volatile internal var fromLine: Boolean = false
+
     /** Set by the first release call (cleared again if it could not reach the server). */
     internal val releasing = java.util.concurrent.atomic.AtomicBoolean()
 

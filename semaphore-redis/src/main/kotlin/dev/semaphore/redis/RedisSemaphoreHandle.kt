@@ -51,7 +51,7 @@ internal class RedisSemaphoreHandle(
             val place = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
             if (place[0] == "G") granted(leaseOf(name, id, place, sent), place) else null
         } catch (e: Throwable) { // cancelled, or not replicated: a grant is handed back (R8)
-            handBack(id, e)
+            handBack(id, permits, e)
             throw e
         }
     }
@@ -70,8 +70,8 @@ internal class RedisSemaphoreHandle(
             val place = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
             if (place[0] == "G") return granted(leaseOf(name, id, place, sent), place)
             check(place[0] == "Q") { "unexpected answer to a request for $permits permits of $name: $place" }
-            warnIfResized(place[2])
-            val queueNumber = place[1] as Long
+            warnIfResized(place.getOrNull(2))
+            val queueNumber = place.getOrNull(1) as? Long ?: 0L // none if this is a repeat (R6)
             synchronized(mine) { mine += id }
             inLine = true
             if (!client.joinLine(channel, id, sent, this)) { // a grant published before the subscription may be lost
@@ -88,14 +88,14 @@ internal class RedisSemaphoreHandle(
             }
             if (closed) waiter.grant.completeExceptionally(closedException())
             val grant = if (timeout == null) waiter.grant.await() else withTimeoutOrNull(timeout) { waiter.grant.await() }
-            if (grant != null) return granted(placeLease(id, grant.first, grant.second), grant.first).also { it.queueNumber = queueNumber }
+            if (grant != null) return granted(placeLease(id, grant.first, grant.second).also { it.fromLine = true }, grant.first).also { it.queueNumber = queueNumber }
             // Timed out: leave the line, taking a grant that won the race (R8).
             val sentCancel = TimeSource.Monotonic.markNow()
-            val answer = withContext(NonCancellable) { script(Script.cancel, id, "0") }
+            val answer = withContext(NonCancellable) { script(Script.cancel, id, permits.toString(), "0") }
             if (answer[0] != "G") return null
-            return granted(leaseOf(name, id, answer, sentCancel), answer).also { it.queueNumber = queueNumber }
+            return granted(leaseOf(name, id, answer, sentCancel).also { it.fromLine = true }, answer).also { it.queueNumber = queueNumber }
         } catch (e: Throwable) {
-            handBack(id, e)
+            handBack(id, permits, e)
             throw e
         } finally {
             client.stopExpecting(id)
@@ -146,9 +146,9 @@ internal class RedisSemaphoreHandle(
      * line, handing back a grant it may have had (R8). If the server cannot be reached, the request is
      * dropped after waiterTimeToLive, a grant after leaseTime.
      */
-    private suspend fun handBack(id: String, e: Throwable) = withContext(NonCancellable) {
+    private suspend fun handBack(id: String, permits: Int, e: Throwable) = withContext(NonCancellable) {
         try {
-            script(Script.cancel, id, "1")
+            script(Script.cancel, id, permits.toString(), "1")
         } catch (secondary: Exception) {
             if (secondary !== e) e.addSuppressed(secondary)
         }
@@ -200,18 +200,20 @@ internal class RedisSemaphoreHandle(
     }
 
     override suspend fun release(lease: Lease) {
-        releaseReportingLastToken(lease)
+        release(lease, wantToken = false)
     }
 
     /** [release]; returns the last fencing token granted before the release (the tests' history checker uses it). */
-    suspend fun releaseReportingLastToken(lease: Lease): Long {
+    suspend fun releaseReportingLastToken(lease: Lease): Long = release(lease, wantToken = true)
+
+    private suspend fun release(lease: Lease, wantToken: Boolean): Long {
         checkOwn(lease)
         lease.lostWith?.let { throw LeaseLostException(it.message.orEmpty(), it) }
         check(lease.releasing.compareAndSet(false, true)) { "$lease was already released" }
         lease.keeper?.cancel() // renewals stop now: if the release cannot reach the server, the lease ends at its expiry
         val liveWhenSent = lease.remaining.isPositive()
         val answer = try {
-            script(Script.release, lease.id)
+            script(Script.release, lease.id, lease.permits.toString(), if (lease.fromLine) "line" else "-", if (wantToken) "token" else "-")
         } catch (e: Exception) {
             lease.releasing.set(false) // not settled: the caller may try again
             throw e
@@ -235,9 +237,12 @@ internal class RedisSemaphoreHandle(
         if (lease.end.isCompleted) throw LeaseLostException("$lease can no longer be renewed: it was released")
         val sent = TimeSource.Monotonic.markNow()
         val answer = if (config.replicaAcks == 0) {
-            script(Script.renew, lease.id, leaseMs)
+            script(Script.renew, lease.id, lease.permits.toString(), leaseMs, "-")
         } else {
-            val (answer, acks) = client.runAndWait(Script.renew, keys, args(lease.id, leaseMs, "confirm"), config.replicaAcks, config.replicaTimeout.inWholeMilliseconds)
+            val (answer, acks) = client.runAndWait(
+                Script.renew, keys, args(lease.id, lease.permits.toString(), leaseMs, "confirm"),
+                config.replicaAcks, config.replicaTimeout.inWholeMilliseconds,
+            )
             if (answer[0] == "G" && acks < config.replicaAcks) {
                 throw NotReplicatedException("$acks of ${config.replicaAcks} replicas acknowledged the renewal in time")
             }
@@ -353,7 +358,7 @@ internal class RedisSemaphoreHandle(
     }
 
     private fun args(id: String, vararg rest: String): Array<String> =
-        arrayOf(configuredPermits.toString(), channel, id, idleMs, client.publishCommand, *rest)
+        arrayOf(id, idleMs, configuredPermits.toString(), client.publishCommand, *rest)
 
     @Suppress("UNCHECKED_CAST")
     private suspend fun script(script: Script, id: String, vararg rest: String): List<Any?> =

@@ -1,13 +1,14 @@
--- heartbeat: ARGV 6 heartbeat ms, 7.. the ids of this client's queued requests. Extends the deadline
+-- heartbeat: ARGV 5 heartbeat ms, 6.. the ids of this client's queued requests. Extends the deadline
 -- of those still queued (R5) and answers where each one is (the safety net under pub/sub, R7).
 -- [lib.lua]
-local ttl_ms = tonumber(ARGV[6])
+local ttl_ms = tonumber(ARGV[5])
 keep_until(NOW + ttl_ms)
 local places = {}
-for i = 7, #ARGV do
+for i = 6, #ARGV do
   local id = ARGV[i]
-  local place = where(id)
+  local place = where(id, 0)
   if place[1] == 'Q' then redis.call('ZADD', WX, 'XX', NOW + ttl_ms, id) end
   places[#places + 1] = place
 end
+save()
 return places

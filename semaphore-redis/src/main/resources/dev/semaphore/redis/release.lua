@@ -1,26 +1,22 @@
--- release: {"R", token} if it was live and is now released, where token
--- is the last fencing token granted before the release (so the lease was held from its own token to
--- that one); {"U"} if the server has no such lease (R6: the client reads it).
--- Fast path: nobody queued, so nothing to grant. It needs no clock: a lease past its expiry but not
--- yet purged (R5) is released as live, which is sound, because any grant made after its expiry
--- would have purged it first.
-if queued == 0 and MINE and string.byte(MINE) == 71 then -- "G"
-  held = held - tonumber(string.match(MINE, '^G:(%d+)'))
-  redis.call('ZREM', LX, ID)
-  if held == 0 then -- lx holds only its sentinel now
-    redis.call('HSET', S, 'held', 0)
-    redis.call('HDEL', S, ID, 'lx_min')
-  else
-    redis.call('HSET', S, 'held', held)
-    redis.call('HDEL', S, ID)
+-- release: ARGV 5 the lease's permits, 6 "line" if the lease was granted to the line (it has a field
+-- in s) else "-", 7 "token" to have the last fencing token in the reply. {"R", token or 0} if it was
+-- live and is now released (token: the last one granted before the release, so the lease was held
+-- from its own token to that one); {"U"} if the server has no such lease (R6: the client reads it).
+-- Fast path: the lease was live, and nobody is queued (the new "~f" is above -QBIAS/2), so nothing
+-- is to be granted. It needs no clock: a lease past its expiry but not yet purged (R5) is released as
+-- live, which is sound, because any grant that needed its permits would have purged it first.
+LEASE_KEY = ID .. ':' .. ARGV[5]
+if redis.call('ZREM', LX, LEASE_KEY, '~k:' .. ID) > 0 then
+  local f = tonumber(redis.call('ZADD', LX, 'INCR', ARGV[5], '~f'))
+  if ARGV[6] == 'line' then redis.call('HDEL', S, ID) end
+  if f > -QBIAS / 2 then
+    if ARGV[7] == 'token' then return { 'R', tonumber(redis.call('ZSCORE', LX, '~t')) } end
+    return { 'R', 0 }
   end
-  return { 'R', token }
-end
--- [lib.lua]
-if MINE and string.byte(MINE) == 71 then
-  end_lease(ID, MINE)
+  -- [lib.lua]
   local last = token
   grant()
+  save()
   return { 'R', last }
 end
-return where(ID)
+return { 'U' }

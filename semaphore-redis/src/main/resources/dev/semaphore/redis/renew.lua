@@ -1,13 +1,14 @@
--- renew: ARGV 6 lease ms, 7 "confirm" if a WAIT for replicas follows (then the script writes even
--- when the expiry did not move, so that the WAIT covers everything before it). Extends a live lease
--- from now (R4); otherwise {"U"}.
+-- renew: ARGV 5 the lease's permits, 6 lease ms, 7 "confirm" if a WAIT for replicas follows (then the
+-- script writes even when the expiry did not move, so that the WAIT covers everything before it).
+-- Extends a live lease from now (R4); otherwise {"U"}.
+LEASE_KEY = ID .. ':' .. ARGV[5]
 -- [lib.lua]
-if MINE and string.byte(MINE) == 71 then
+if LIVE then
   local lease_ms = tonumber(ARGV[6])
-  redis.call('ZADD', LX, 'XX', NOW + lease_ms, ID)
+  redis.call('ZADD', LX, 'XX', NOW + lease_ms, LEASE_KEY)
   keep_until(NOW + lease_ms)
-  if ARGV[7] == 'confirm' then redis.call('HSET', S, ID, MINE) end
-  local permits, t = string.match(MINE, '^G:(%d+):(%d+)')
-  return { 'G', tonumber(permits), tonumber(t), lease_ms, TOTAL }
+  save()
+  if ARGV[7] == 'confirm' then redis.call('ZADD', LX, 'XX', token, '~t') end
+  return where(ID, tonumber(ARGV[5]))
 end
-return where(ID)
+return { 'U' }

@@ -1,4 +1,5 @@
 -- state: {available, queued, total}, after the purge (R5). Available is below zero while a reduction
 -- is repaid (R2).
 -- [lib.lua]
-return { TOTAL - held, queued, TOTAL }
+save()
+return { free, queued, TOTAL }

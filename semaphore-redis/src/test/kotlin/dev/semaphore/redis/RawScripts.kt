@@ -2,8 +2,8 @@ package dev.semaphore.redis
 
 /**
  * Runs [script] as a client of another process would, without a handle: with [id], the arguments
- * after the common ones ([rest]), a configured total of [total], and [channel] for the grants
- * (head.lua's ARGV). Returns the script's reply (an array).
+ * after the common ones ([rest]), a configured total of [total], and [publish] as the command that
+ * publishes grants (head.lua's ARGV; "EXISTS" loses them). Returns the script's reply (an array).
  */
 internal suspend fun RedisSemaphoreClient.raw(
     script: Script,
@@ -11,5 +11,5 @@ internal suspend fun RedisSemaphoreClient.raw(
     id: String,
     vararg rest: String,
     total: Int = 1,
-    channel: String = wakeChannel(name),
-): List<Any?> = run(script, redisKeys(name), arrayOf(total.toString(), channel, id, "86400000", "PUBLISH", *rest))
+    publish: String = "PUBLISH",
+): List<Any?> = run(script, redisKeys(name), arrayOf(id, "86400000", total.toString(), publish, *rest))

@@ -28,8 +28,8 @@ class ReplicaSpec : FunSpec({
         replicaAcks = 1, replicaTimeout = 300.milliseconds,
     )
 
-    /** The lease's field in the semaphore's hash, as [server] has it (null if absent). */
-    fun LocalRedisServer.field(name: String, id: String): String? = reply("HGET", redisKeys(name)[0], id).firstOrNull()
+    /** The fencing token of the lease [id] as [server] has it (head.lua: "~k:id" in lx), null if it has none. */
+    fun LocalRedisServer.token(name: String, id: String): String? = reply("ZSCORE", redisKeys(name)[3], "~k:$id").firstOrNull()
 
     suspend fun until(condition: suspend () -> Boolean) = withTimeout(20.seconds) { while (!condition()) delay(10) }
 
@@ -47,15 +47,15 @@ class ReplicaSpec : FunSpec({
         replicated { _, replica, a, b ->
             val sa = a.semaphore("replicated", 1, replicated)
             val first = sa.acquire()
-            replica.field("replicated", first.id)!! shouldStartWith "G:1:${first.fencingToken}"
+            replica.token("replicated", first.id) shouldBe first.fencingToken.toString()
             val waiter = async { b.semaphore("replicated", 1, replicated).acquire() }
             until { sa.queueLength() == 1 }
             sa.release(first)
             val second = withTimeout(10.seconds) { waiter.await() } // granted by a's release, confirmed by b
-            replica.field("replicated", second.id)!! shouldStartWith "G:1:${second.fencingToken}"
+            replica.token("replicated", second.id) shouldBe second.fencingToken.toString()
             b.semaphore("replicated", 1, replicated).release(second)
             val third = sa.tryAcquire()!!
-            replica.field("replicated", third.id)!! shouldStartWith "G:1:${third.fencingToken}"
+            replica.token("replicated", third.id) shouldBe third.fencingToken.toString()
             sa.renew(third)
             sa.release(third)
             sa.availablePermits() shouldBe 1
@@ -89,7 +89,7 @@ class ReplicaSpec : FunSpec({
                 replica.pause(false)
             }
             val lease = sa.acquire(2)
-            replica.field("paused-replica", lease.id)!! shouldStartWith "G:2:"
+            replica.token("paused-replica", lease.id) shouldBe lease.fencingToken.toString()
             sa.release(lease)
         }
     }

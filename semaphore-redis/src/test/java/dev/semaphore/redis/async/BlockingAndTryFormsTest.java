@@ -49,8 +49,9 @@ class BlockingAndTryFormsTest {
     }
 
     /** The number of requests in the semaphore's line, read from the server's own zset. */
+    /** The requests in the semaphore's line on the server: its queue's entries, without the sentinel "~" (head.lua). */
     private static int lineOnServer(String name) {
-        return Integer.parseInt(server.reply("ZCARD", "dsem:{" + name + "}:q").get(0));
+        return Integer.parseInt(server.reply("ZCOUNT", "dsem:{" + name + "}:q", "-inf", "(+inf").get(0));
     }
 
     /** Waits (at most 20 s) until {@code count} reaches {@code expected}. */
