@@ -303,6 +303,19 @@ public class RedisSemaphoreClient internal constructor(
         if (closed) lease.keeper?.cancel()
     }
 
+    /**
+     * After a release of [lease] failed: it is no longer renewed, so it is lost at its expiry (as the
+     * client counts it) unless a retried release ends it first; this says so then, and removes it.
+     */
+    internal fun watchExpiry(lease: Lease) {
+        lease.keeper = background.launch {
+            while (lease.remaining.isPositive()) delay(lease.remaining)
+            if (!lease.releasing.get()) {
+                lease.lose(LeaseLostException("$lease expired: its release did not reach the server, and it was no longer renewed"))
+            }
+        }
+    }
+
     /** A message of grants (line.lua's grant()): "id:permits:token:remainingMs" or "id:E:reason", comma-separated (R3, R4). */
     private fun onGrants(message: String) {
         for (entry in message.split(',')) {

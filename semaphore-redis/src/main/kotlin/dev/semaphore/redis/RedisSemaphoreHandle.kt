@@ -73,8 +73,9 @@ internal class RedisSemaphoreHandle(
             warnIfResized(place.getOrNull(2))
             val queueNumber = place.getOrNull(1) as? Long ?: 0L // none if this is a repeat (R6)
             synchronized(mine) { mine += id }
+            val subscribedBefore = client.joinLine(channel, id, sent, this)
             inLine = true
-            if (!client.joinLine(channel, id, sent, this)) { // a grant published before the subscription may be lost
+            if (!subscribedBefore) { // a grant published before the subscription may be lost
                 try {
                     client.awaitSubscribed(channel)
                     val asked = TimeSource.Monotonic.markNow()
@@ -99,10 +100,8 @@ internal class RedisSemaphoreHandle(
             throw e
         } finally {
             client.stopExpecting(id)
-            if (inLine) {
-                synchronized(mine) { mine -= id }
-                client.leaveLine(channel, id, this)
-            }
+            synchronized(mine) { mine -= id }
+            if (inLine) client.leaveLine(channel, id, this)
         }
     }
 
@@ -216,6 +215,7 @@ internal class RedisSemaphoreHandle(
             script(Script.release, lease.id, lease.permits.toString(), if (lease.fromLine) "line" else "-", if (wantToken) "token" else "-")
         } catch (e: Exception) {
             lease.releasing.set(false) // not settled: the caller may try again
+            client.watchExpiry(lease) // no longer renewed: it ends at its expiry unless a retry releases it first
             throw e
         }
         return when {
