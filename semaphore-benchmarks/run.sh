@@ -6,7 +6,7 @@
 #   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 60 minutes on 2 cores), then
 #                                       # each group where a peer is faster again (about a minute per group)
 #   semaphore-benchmarks/run.sh smoke   # about 4 minutes: checks that everything runs; figures meaningless
-#   semaphore-benchmarks/run.sh distributed   # about 10 minutes: semaphore-redis vs Redisson (a local redis-server);
+#   semaphore-benchmarks/run.sh distributed   # about 20 minutes: semaphore-redis vs Redisson (a local redis-server);
 #                                             # writes docs/benchmarks-distributed.md + docs/benchmarks-distributed.png
 #                                             # and replaces the distributed section at the end of docs/benchmarks.md
 #                                             # (the local rows before it are kept as they are)
@@ -113,9 +113,17 @@ if [ "$mode" = distributed ]; then
   dist="$here/target/distributed"
   rm -rf "$dist"
   mkdir -p "$dist"
-  # 2 forks, each on a fresh server; the round trips vary a lot on a shared machine, hence the iterations.
-  java -jar "$jar" 'dev.semaphore.benchmarks.distributed.DistributedUncontended' -f 2 -wi 5 -i 10 -w 1s -r 1s \
-    -rf json -rff "$dist/uncontended.json" | tee "$dist/jmh-uncontended.txt"
+  # Uncontended: 6 rounds, each running every implementation once (one fork, a fresh server), so that ours
+  # and each peer are measured side by side in every round: the round trips vary more from minute to minute
+  # than within one. MergeRounds pools the rounds into uncontended.json and writes the paired ratios.
+  rounds=()
+  for round in 1 2 3 4 5 6; do
+    java -jar "$jar" 'dev.semaphore.benchmarks.distributed.DistributedUncontended' -f 1 -wi 5 -i 10 -w 1s -r 1s \
+      -rf json -rff "$dist/uncontended-$round.json" | tee -a "$dist/jmh-uncontended.txt"
+    rounds+=("$dist/uncontended-$round.json")
+  done
+  java -cp "$jar" dev.semaphore.benchmarks.distributed.MergeRounds --out "$dist/uncontended.json" \
+    --paired "$dist/paired.md" "${rounds[@]}"
   java -jar "$jar" 'dev.semaphore.benchmarks.distributed.DistributedContended' -f 2 -wi 3 -i 8 -w 2s -r 2s \
     -rf json -rff "$dist/contended.json" | tee "$dist/jmh-contended.txt"
   java -cp "$jar" dev.semaphore.benchmarks.distributed.RedisPeersReport | tee "$dist/peers.md"
