@@ -29,7 +29,9 @@
  * R6  A command repeated by the connection (Lettuce sends an unanswered command again after a
  *     reconnect) runs before any later command of its client about the same request, because one
  *     connection keeps its commands in order; so it finds the request as its first run left it, gets
- *     the same answer and changes nothing more. The server keeps no record of ended requests (its
+ *     the same answer and changes nothing more. (One exception: a grant made at once keeps no token on
+ *     the server, so its repeat is answered "already granted"; the client hands that lease back and
+ *     asks again under a new id.) The server keeps no record of ended requests (its
  *     memory is bounded by what is live); a request it does not know is "U", which the client reads by
  *     what it knows: a release of a lease that was live when the release was sent has succeeded (this is
  *     its repeat); otherwise the lease was lost. A resize is not idempotent by itself: the last 16

@@ -346,13 +346,14 @@ public class RedisSemaphoreClient internal constructor(
      */
     internal suspend fun runAndWait(script: Script, keys: Array<String>, args: Array<String>, replicas: Int, timeoutMs: Long): Pair<List<Any?>, Long> {
         val connection = lettuce("connecting for replicaAcks") { checkNotNull(confirmations) { "replicaAcks on a cluster" }.value.async() }
-        val answer = run(script, keys, args, connection)
+        @Suppress("UNCHECKED_CAST")
+        val answer = run(script, keys, args, connection) as List<Any?>
         return answer to lettuce("WAIT $replicas $timeoutMs") { connection.waitForReplication(replicas, timeoutMs).await() }
     }
 
     /**
      * Runs [script] (by its SHA; loading it again if the server lost its script cache, e.g. after a
-     * restart) on the semaphore whose keys are [keys], and returns its reply (an array, head.lua). The
+     * restart) on the semaphore whose keys are [keys], and returns its reply (an array or an integer, head.lua). The
      * library's own errors in the reply become its exceptions, Lettuce's as [lettuce] maps them.
      */
     internal suspend fun run(
@@ -360,13 +361,15 @@ public class RedisSemaphoreClient internal constructor(
         keys: Array<String>,
         args: Array<String>,
         on: RedisScriptingAsyncCommands<String, String> = scripting,
-    ): List<Any?> = lettuce("a script on ${keys[0]}") {
+    ): Any? = lettuce("a script on ${keys[0]}") {
         try {
-            try {
-                on.evalsha<List<Any?>>(script.sha, ScriptOutputType.MULTI, keys, *args).await()
+            val reply = try {
+                on.evalsha<Any?>(script.sha, ScriptOutputType.OBJECT, keys, *args).await()
             } catch (e: RedisNoScriptException) {
-                on.eval<List<Any?>>(script.text, ScriptOutputType.MULTI, keys, *args).await()
+                on.eval<Any?>(script.text, ScriptOutputType.OBJECT, keys, *args).await()
             }
+            // Lettuce's OBJECT output hands an integer reply over as a list of that one integer.
+            if (script.integerReplies && reply is List<*> && reply.size == 1 && reply[0] is Long) reply[0] else reply
         } catch (e: RedisCommandExecutionException) {
             val message = e.message ?: throw e
             when {
@@ -539,7 +542,7 @@ public class RedisSemaphoreClient internal constructor(
  * One Lua script: head.lua, then the operation's text with lib.lua in place of its line
  * "-- [lib.lua]" (what comes before that line is the operation's fast path), or at its start.
  */
-internal class Script private constructor(operation: String) {
+internal class Script private constructor(operation: String, val integerReplies: Boolean = false) {
     val text: String = head + if (LIB_MARK in operation) operation.replace(LIB_MARK, lib) else lib + operation
     val sha: String = MessageDigest.getInstance("SHA-1").digest(text.toByteArray()).joinToString("") { "%02x".format(it) }
 
@@ -552,10 +555,10 @@ internal class Script private constructor(operation: String) {
         private val head = resource("head.lua")
         private val lib = resource("lib.lua")
 
-        val acquire = Script(resource("acquire.lua"))
+        val acquire = Script(resource("acquire.lua"), integerReplies = true)
         val heartbeat = Script(resource("heartbeat.lua"))
         val cancel = Script(resource("cancel.lua"))
-        val release = Script(resource("release.lua"))
+        val release = Script(resource("release.lua"), integerReplies = true)
         val renew = Script(resource("renew.lua"))
         val state = Script(resource("state.lua"))
         val resize = Script(resource("resize.lua"))

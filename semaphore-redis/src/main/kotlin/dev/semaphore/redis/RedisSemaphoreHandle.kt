@@ -45,15 +45,43 @@ internal class RedisSemaphoreHandle(
 
     override suspend fun tryAcquire(permits: Int): Lease? {
         checkRequest(permits)
-        val sent = TimeSource.Monotonic.markNow()
-        val id = client.newRequestId()
-        return try {
-            val place = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
-            if (place[0] == "G") granted(leaseOf(name, id, place, sent), place) else null
-        } catch (e: Throwable) { // cancelled, or not replicated: a grant is handed back (R8)
-            handBack(id, permits, e)
-            throw e
+        while (true) {
+            val sent = TimeSource.Monotonic.markNow()
+            val id = client.newRequestId()
+            try {
+                val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
+                return grantedAtOnce(id, permits, reply, sent)
+            } catch (e: AskAgain) {
+                continue
+            } catch (e: Throwable) { // cancelled, or not replicated: a grant is handed back (R8)
+                handBack(id, permits, e)
+                throw e
+            }
         }
+    }
+
+    /**
+     * The lease that an acquire's [reply] grants at once: its token (the fast path), or a place
+     * {"G", ...}; null for another place. An "A" reply (an earlier run of the same request was granted,
+     * R6, and its token was not kept) is handed back, and [AskAgain] is thrown: the caller asks again
+     * with a new id.
+     */
+    private suspend fun grantedAtOnce(id: String, permits: Int, reply: Any?, sent: kotlin.time.TimeMark): Lease? {
+        if (reply is Long) return granted(Lease(name, id, permits, reply, sent + config.leaseTime), null)
+        val place = reply as List<*>
+        return when (place[0]) {
+            "G" -> granted(leaseOf(name, id, list(place), sent), list(place))
+            "A" -> {
+                script(Script.cancel, id, permits.toString(), "1")
+                throw AskAgain
+            }
+            else -> null
+        }
+    }
+
+    /** See [grantedAtOnce]. */
+    private object AskAgain : Exception(null, null, false, false) {
+        private fun readResolve(): Any = AskAgain
     }
 
     override suspend fun tryAcquire(timeout: Duration, permits: Int): Lease? =
@@ -62,13 +90,24 @@ internal class RedisSemaphoreHandle(
     /** Joins the line; waits without limit (null [timeout]) or at most [timeout]. */
     private suspend fun request(permits: Int, timeout: Duration?): Lease? {
         checkRequest(permits)
+        while (true) {
+            try {
+                return requestOnce(permits, timeout)
+            } catch (e: AskAgain) {
+                continue
+            }
+        }
+    }
+
+    private suspend fun requestOnce(permits: Int, timeout: Duration?): Lease? {
         val id = client.newRequestId()
         val sent = TimeSource.Monotonic.markNow()
         val waiter = client.expect(id, sent)
         var inLine = false
         try {
-            val place = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
-            if (place[0] == "G") return granted(leaseOf(name, id, place, sent), place)
+            val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
+            grantedAtOnce(id, permits, reply, sent)?.let { return it }
+            val place = list(reply as List<*>)
             check(place[0] == "Q") { "unexpected answer to a request for $permits permits of $name: $place" }
             warnIfResized(place.getOrNull(2))
             val queueNumber = place.getOrNull(1) as? Long ?: 0L // none if this is a repeat (R6)
@@ -79,7 +118,7 @@ internal class RedisSemaphoreHandle(
                 try {
                     client.awaitSubscribed(channel)
                     val asked = TimeSource.Monotonic.markNow()
-                    settle(waiter, asked, script(Script.heartbeat, "-", waiterTtlMs, id)[0] as List<*>)
+                    settle(waiter, asked, list(script(Script.heartbeat, "-", waiterTtlMs, id))[0] as List<*>)
                 } catch (e: CancellationException) {
                     throw e
                 } catch (e: Exception) {
@@ -92,9 +131,11 @@ internal class RedisSemaphoreHandle(
             if (grant != null) return granted(placeLease(id, grant.first, grant.second).also { it.fromLine = true }, grant.first).also { it.queueNumber = queueNumber }
             // Timed out: leave the line, taking a grant that won the race (R8).
             val sentCancel = TimeSource.Monotonic.markNow()
-            val answer = withContext(NonCancellable) { script(Script.cancel, id, permits.toString(), "0") }
+            val answer = withContext(NonCancellable) { list(script(Script.cancel, id, permits.toString(), "0")) }
             if (answer[0] != "G") return null
             return granted(leaseOf(name, id, answer, sentCancel).also { it.fromLine = true }, answer).also { it.queueNumber = queueNumber }
+        } catch (e: AskAgain) {
+            throw e
         } catch (e: Throwable) {
             handBack(id, permits, e)
             throw e
@@ -129,7 +170,7 @@ internal class RedisSemaphoreHandle(
     suspend fun heartbeat(ids: Array<String>) {
         val sent = TimeSource.Monotonic.markNow()
         val places = try {
-            script(Script.heartbeat, "-", waiterTtlMs, *ids)
+            list(script(Script.heartbeat, "-", waiterTtlMs, *ids))
         } catch (e: CancellationException) {
             throw e
         } catch (e: Exception) {
@@ -158,8 +199,8 @@ internal class RedisSemaphoreHandle(
      * replicas if config.replicaAcks > 0 (a renewal that restarts its expiry; NotReplicatedException if
      * they did not in time, and the caller hands the grant back), then kept alive by the client (R4).
      */
-    private suspend fun granted(lease: Lease, place: List<Any?>): Lease {
-        if (place.size > 4) warnIfResized(place[4])
+    private suspend fun granted(lease: Lease, place: List<Any?>?): Lease {
+        if (place != null && place.size > 4) warnIfResized(place[4])
         if (config.replicaAcks > 0) {
             try {
                 renew(lease)
@@ -219,7 +260,7 @@ internal class RedisSemaphoreHandle(
             throw e
         }
         return when {
-            answer[0] == "R" -> (answer[1] as Long).also { lease.released() }
+            answer is Long -> answer.also { lease.released() }
             // R6: the server has no such lease. If it was live when the release was sent, that is this very
             // release, repeated by a reconnect after its first run; otherwise it ended at its expiry.
             liveWhenSent -> -1L.also { lease.released() }
@@ -237,7 +278,7 @@ internal class RedisSemaphoreHandle(
         if (lease.end.isCompleted) throw LeaseLostException("$lease can no longer be renewed: it was released")
         val sent = TimeSource.Monotonic.markNow()
         val answer = if (config.replicaAcks == 0) {
-            script(Script.renew, lease.id, lease.permits.toString(), leaseMs, "-")
+            list(script(Script.renew, lease.id, lease.permits.toString(), leaseMs, "-"))
         } else {
             val (answer, acks) = client.runAndWait(
                 Script.renew, keys, args(lease.id, lease.permits.toString(), leaseMs, "confirm"),
@@ -261,7 +302,7 @@ internal class RedisSemaphoreHandle(
 
     override suspend fun totalPermits(): Int = (state()[2] as Long).toInt()
 
-    private suspend fun state(): List<Any?> = script(Script.state, "-")
+    private suspend fun state(): List<Any?> = list(script(Script.state, "-"))
 
     override suspend fun addPermits(permits: Int) {
         require(permits >= 1) { "permits must be at least 1, was $permits" }
@@ -361,8 +402,11 @@ internal class RedisSemaphoreHandle(
         arrayOf(id, idleMs, configuredPermits.toString(), client.publishCommand, *rest)
 
     @Suppress("UNCHECKED_CAST")
-    private suspend fun script(script: Script, id: String, vararg rest: String): List<Any?> =
+    private suspend fun script(script: Script, id: String, vararg rest: String): Any? =
         client.run(script, keys, args(id, *rest))
+
+    /** A reply that is an array (head.lua). */
+    private fun list(reply: Any?): List<Any?> = reply as? List<Any?> ?: error("unexpected reply from a script on $name: $reply")
 
     fun checkRequest(permits: Int) {
         require(permits >= 1) { "permits must be at least 1, was $permits" }

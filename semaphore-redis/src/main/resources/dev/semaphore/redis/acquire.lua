@@ -4,18 +4,20 @@ local permits, lease_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
 LEASE_KEY = ID .. ':' .. ARGV[5]
 local t = redis.call('TIME') -- R1: the server's time, never a client's
 NOW = t[1] * 1000 + math.floor(t[2] / 1000)
--- Fast path (R3): an existing semaphore, nobody queued and it fits (both read from "~f"), not a
--- repeated call (R6), and the keys' expiry far enough (R9). It does not purge (R5): a grant that fits
--- while expired leases still count as held needs none of their permits.
-local c = redis.call('ZMSCORE', LX, '~f', '~t', '~e', '~n', LEASE_KEY)
+-- Fast path (R3): an existing semaphore, nobody queued and it fits (both read from f), and the keys'
+-- expiry far enough (R9); ZADD NX adds the lease unless this is a repeated run (R6). It does not purge
+-- (R5): a grant that fits while expired leases still count as held needs none of their permits.
+local c = redis.call('HMGET', S, 'f', 'e')
 local until_ms = NOW + lease_ms
-if c[1] and not c[5] and tonumber(c[1]) >= permits and until_ms + tonumber(ARGV[2]) <= -tonumber(c[3]) then
-  local token = tonumber(c[2]) + 1
-  redis.call('ZADD', LX, until_ms, LEASE_KEY, token, '~k:' .. ID, tonumber(c[1]) - permits, '~f', token, '~t')
-  return { 'G', permits, token, lease_ms, tonumber(c[4]) }
+if c[1] and tonumber(c[1]) >= permits and until_ms + tonumber(ARGV[2]) <= tonumber(c[2]) then
+  if redis.call('ZADD', LX, 'NX', until_ms, LEASE_KEY) == 1 then -- else a repeated run (R6): below
+    redis.call('HINCRBY', S, 'f', '-' .. ARGV[5])
+    return redis.call('HINCRBY', S, 't', '1') -- granted: its token (an integer reply costs less than an array)
+  end
 end
 -- [lib.lua]
-if MINE or LIVE then return where(ID, permits) end -- R6: a repeated call gets the same answer
+if MINE then return where(ID, 0) end -- R6: a repeated call gets the same answer
+if LIVE then return { 'A' } end -- R6: granted at once by an earlier run, whose token was not kept
 if permits > TOTAL then
   return redis.error_reply('PERMITS a request for ' .. permits .. ' permits can never be granted: the total is ' .. TOTAL)
 end

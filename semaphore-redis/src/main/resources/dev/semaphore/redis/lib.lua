@@ -11,30 +11,29 @@ local PURGE_LIMIT = 100 -- due entries ended per zset and call (R5): every call 
 
 -- The counters (head.lua), kept here and written back by save(); free without QBIAS. MINE is ID's
 -- field of s, LIVE whether LEASE_KEY is a lease in lx.
-local counters = redis.call('ZMSCORE', LX, '~f', '~t', '~n', '~e', LEASE_KEY or '~')
-local lined = redis.call('HMGET', S, 'queued', ID)
-local queued, MINE, LIVE = tonumber(lined[1]) or 0, lined[2], counters[5] ~= false and counters[5] ~= nil
-local free, token, TOTAL, exp = tonumber(counters[1]), tonumber(counters[2]), tonumber(counters[3]), nil
-if counters[4] then exp = -tonumber(counters[4]) end
+local counters = redis.call('HMGET', S, 'f', 't', 'n', 'e', 'queued', ID)
+local free, token, TOTAL, exp = tonumber(counters[1]), tonumber(counters[2]), tonumber(counters[3]), tonumber(counters[4])
+local queued, MINE = tonumber(counters[5]) or 0, counters[6]
+local LIVE = LEASE_KEY ~= nil and redis.call('ZSCORE', LX, LEASE_KEY) ~= false
 if free and queued > 0 then free = free + QBIAS end
 local saved = { free, token, TOTAL, exp, queued }
 
 -- R9: the keys expire IDLE_MS after the last deadline (of a lease or a queued request) has passed;
 -- keep_until(deadline) is called with every new deadline, and moves their expiry when it must, a
--- little further (at most a minute) so that busy semaphores move it rarely.
+-- little further (at most a minute) so that busy semaphores move it rarely. (The fast path of acquire
+-- only checks that the expiry is far enough, and leaves the moving to the slow path.)
 local function keep_until(deadline)
   if exp and deadline + IDLE_MS <= exp then return end
   exp = deadline + IDLE_MS + math.min(IDLE_MS, 60000)
   for _, key in ipairs({ S, Q, WX, LX }) do redis.call('PEXPIREAT', key, exp) end
 end
 
--- Writes back what changed of the counters: the queue length in s, the others in lx (one call each).
+-- Writes back the counters, if any changed (one call).
 local function save()
-  if queued ~= saved[5] then redis.call('HSET', S, 'queued', queued) end
-  if free ~= saved[1] or token ~= saved[2] or TOTAL ~= saved[3] or exp ~= saved[4] or (queued > 0) ~= (saved[5] > 0) then
+  if free ~= saved[1] or token ~= saved[2] or TOTAL ~= saved[3] or exp ~= saved[4] or queued ~= saved[5] then
     local stored = free
     if queued > 0 then stored = free - QBIAS end
-    redis.call('ZADD', LX, stored, '~f', token, '~t', TOTAL, '~n', -exp, '~e')
+    redis.call('HSET', S, 'f', stored, 't', token, 'n', TOTAL, 'e', exp, 'queued', queued)
   end
   saved = { free, token, TOTAL, exp, queued }
 end
@@ -45,29 +44,27 @@ end
 if not TOTAL then
   TOTAL = tonumber(ARGV[3])
   free, token, queued, MINE, LIVE = TOTAL, NOW * 1000, 0, nil, false
-  redis.call('DEL', S, Q, WX)
-  redis.call('ZADD', Q, '+inf', '~')
-  redis.call('ZADD', WX, '+inf', '~')
-  redis.call('HSET', S, 'queued', 0, 'seq', 0)
+  redis.call('DEL', Q, WX, LX)
+  for _, key in ipairs({ Q, WX, LX }) do redis.call('ZADD', key, '+inf', '~') end
   exp = NOW + IDLE_MS + math.min(IDLE_MS, 60000)
-  redis.call('ZADD', LX, free, '~f', token, '~t', TOTAL, '~n', -exp, '~e')
+  redis.call('HSET', S, 'f', free, 't', token, 'n', TOTAL, 'e', exp, 'queued', 0, 'seq', 0)
   saved = { free, token, TOTAL, exp, queued }
   for _, key in ipairs({ S, Q, WX, LX }) do redis.call('PEXPIREAT', key, exp) end
 end
 
--- R4: every grant is a lease with a new fencing token: in lx, "id:permits" at its expiry and "~k:id"
--- at its token; a lease granted to the line also keeps its field "G:permits:token" in s (where()
--- answers its client's heartbeat from it).
+-- R4: every grant is a lease with a new fencing token: in lx, "id:permits" at its expiry; a lease
+-- granted to the line also keeps its field "G:permits:token" in s (where() answers its client's
+-- heartbeat from it).
 local function lease(id, permits, lease_ms, to_line)
   token, free = token + 1, free - permits
-  redis.call('ZADD', LX, NOW + lease_ms, id .. ':' .. permits, token, '~k:' .. id)
+  redis.call('ZADD', LX, NOW + lease_ms, id .. ':' .. permits)
   if to_line then redis.call('HSET', S, id, 'G:' .. permits .. ':' .. string.format('%d', token)) end
   keep_until(NOW + lease_ms)
   return { 'G', permits, token, lease_ms, TOTAL }
 end
 
 local function end_lease(id, permits)
-  redis.call('ZREM', LX, id .. ':' .. permits, '~k:' .. id)
+  redis.call('ZREM', LX, id .. ':' .. permits)
   redis.call('HDEL', S, id)
   free = free + permits
 end
@@ -114,7 +111,8 @@ local function grant()
 end
 
 -- The place of id (see head.lua), whose permits are [permits] if it may be a lease granted at once
--- (0 if not: then only its field in s says where it is). An "E" field is answered once, then removed.
+-- (0 if not: then only its field in s says where it is; and a lease granted at once keeps no token,
+-- so its place says 0). An "E" field is answered once, then removed.
 local function where(id, permits)
   local f = redis.call('HGET', S, id)
   if f then
@@ -129,8 +127,8 @@ local function where(id, permits)
     return { 'E', string.sub(f, 3), TOTAL }
   end
   if permits > 0 then
-    local sc = redis.call('ZMSCORE', LX, id .. ':' .. permits, '~k:' .. id)
-    if sc[1] then return { 'G', permits, tonumber(sc[2]), tonumber(sc[1]) - NOW, TOTAL } end
+    local expiry = redis.call('ZSCORE', LX, id .. ':' .. permits)
+    if expiry then return { 'G', permits, 0, tonumber(expiry) - NOW, TOTAL } end
   end
   return { 'U' }
 end
@@ -142,7 +140,7 @@ end
 -- read again.
 local function purge()
   local changed = false
-  for _, key in ipairs(redis.call('ZRANGEBYSCORE', LX, 1000000000000, NOW, 'LIMIT', 0, PURGE_LIMIT)) do
+  for _, key in ipairs(redis.call('ZRANGEBYSCORE', LX, '-inf', NOW, 'LIMIT', 0, PURGE_LIMIT)) do
     local id, permits = string.match(key, '^(.*):(%d+)$')
     end_lease(id, tonumber(permits))
     changed = true

@@ -8,7 +8,7 @@ if LIVE then
   redis.call('ZADD', LX, 'XX', NOW + lease_ms, LEASE_KEY)
   keep_until(NOW + lease_ms)
   save()
-  if ARGV[7] == 'confirm' then redis.call('ZADD', LX, 'XX', token, '~t') end
+  if ARGV[7] == 'confirm' then redis.call('HSET', S, 'e', exp) end
   return where(ID, tonumber(ARGV[5]))
 end
 return { 'U' }

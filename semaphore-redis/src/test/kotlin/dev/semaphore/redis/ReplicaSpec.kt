@@ -28,8 +28,10 @@ class ReplicaSpec : FunSpec({
         replicaAcks = 1, replicaTimeout = 300.milliseconds,
     )
 
-    /** The fencing token of the lease [id] as [server] has it (head.lua: "~k:id" in lx), null if it has none. */
-    fun LocalRedisServer.token(name: String, id: String): String? = reply("ZSCORE", redisKeys(name)[3], "~k:$id").firstOrNull()
+    /** Whether [server] has [lease] (head.lua: "id:permits" in lx) and a fencing counter at least at its token. */
+    fun LocalRedisServer.has(name: String, lease: Lease): Boolean =
+        reply("ZSCORE", redisKeys(name)[3], "${lease.id}:${lease.permits}").isNotEmpty() &&
+            reply("HGET", redisKeys(name)[0], "t").single().toLong() >= lease.fencingToken
 
     suspend fun until(condition: suspend () -> Boolean) = withTimeout(20.seconds) { while (!condition()) delay(10) }
 
@@ -47,15 +49,15 @@ class ReplicaSpec : FunSpec({
         replicated { _, replica, a, b ->
             val sa = a.semaphore("replicated", 1, replicated)
             val first = sa.acquire()
-            replica.token("replicated", first.id) shouldBe first.fencingToken.toString()
+            replica.has("replicated", first) shouldBe true
             val waiter = async { b.semaphore("replicated", 1, replicated).acquire() }
             until { sa.queueLength() == 1 }
             sa.release(first)
             val second = withTimeout(10.seconds) { waiter.await() } // granted by a's release, confirmed by b
-            replica.token("replicated", second.id) shouldBe second.fencingToken.toString()
+            replica.has("replicated", second) shouldBe true
             b.semaphore("replicated", 1, replicated).release(second)
             val third = sa.tryAcquire()!!
-            replica.token("replicated", third.id) shouldBe third.fencingToken.toString()
+            replica.has("replicated", third) shouldBe true
             sa.renew(third)
             sa.release(third)
             sa.availablePermits() shouldBe 1
@@ -89,7 +91,7 @@ class ReplicaSpec : FunSpec({
                 replica.pause(false)
             }
             val lease = sa.acquire(2)
-            replica.token("paused-replica", lease.id) shouldBe lease.fencingToken.toString()
+            replica.has("paused-replica", lease) shouldBe true
             sa.release(lease)
         }
     }
