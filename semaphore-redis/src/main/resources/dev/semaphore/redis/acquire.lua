@@ -3,7 +3,7 @@
 local permits, lease_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
 LEASE_KEY = ID .. ':' .. ARGV[5]
 local t = redis.call('TIME') -- R1: the server's time, never a client's
-NOW = t[1] * 1000 + math.floor(t[2] / 1000)
+NOW, NOW_US = t[1] * 1000 + math.floor(t[2] / 1000), t[1] * 1000000 + t[2]
 -- Fast path (R3): an existing semaphore, nobody queued and it fits (both read from f), and the keys'
 -- expiry far enough (R9); ZADD NX adds the lease unless this is a repeated run (R6). It does not purge
 -- (R5): a grant that fits while expired leases still count as held needs none of their permits.

@@ -31,5 +31,5 @@
 local S, Q, WX, LX = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ID = ARGV[1]
 local QBIAS = 1099511627776 -- 2^40: f is lowered by this while anyone is queued
-local NOW
+local NOW, NOW_US -- the server's time in ms and in µs (R1), once a script asked for it
 local LEASE_KEY -- "id:permits", the member of lx of the lease the operation is about (set by the operations about one)

@@ -4,7 +4,7 @@
 
 if not NOW then
   local t = redis.call('TIME') -- R1
-  NOW = t[1] * 1000 + math.floor(t[2] / 1000)
+  NOW, NOW_US = t[1] * 1000 + math.floor(t[2] / 1000), t[1] * 1000000 + t[2]
 end
 local IDLE_MS = tonumber(ARGV[2])
 local PURGE_LIMIT = 100 -- due entries ended per zset and call (R5): every call does bounded work
@@ -43,7 +43,7 @@ end
 -- a resize. The fencing counter starts at the server's time in microseconds (R4, R9).
 if not TOTAL then
   TOTAL = tonumber(ARGV[3])
-  free, token, queued, MINE, LIVE = TOTAL, NOW * 1000, 0, nil, false
+  free, token, queued, MINE, LIVE = TOTAL, NOW_US, 0, nil, false
   redis.call('DEL', Q, WX, LX)
   for _, key in ipairs({ Q, WX, LX }) do redis.call('ZADD', key, '+inf', '~') end
   exp = NOW + IDLE_MS + math.min(IDLE_MS, 60000)
