@@ -12,7 +12,11 @@ import kotlin.time.Duration
  * `IllegalStateException` instead of waiting for itself until its own lease expires, and [holdsLock]
  * answers for it. Owners are compared by identity and known to this JVM only (another JVM's holder
  * is just "locked"); a number or a `Duration` is not an owner (a compile error). Without an owner the
- * [Lease] is the only identity of the hold.
+ * [Lease] is the only identity of the hold. Owners are kept by the [RedisSemaphoreClient]: two clients
+ * in one JVM do not see each other's.
+ *
+ * Do not resize a lock's name through a [RedisSemaphore] handle: a total above 1 would let several
+ * holders in.
  */
 public interface RedisLock {
     public val name: String

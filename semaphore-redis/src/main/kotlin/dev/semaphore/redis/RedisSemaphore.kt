@@ -24,7 +24,9 @@
  *     no later than the server's.
  * R5  Every script that may grant first ends the leases past their expiry and drops the queued requests
  *     past their heartbeat deadline (at most 100 of each per call: every call does bounded work), then
- *     grants what that freed (R3). Clients renew their live leases and send heartbeats for their queued
+ *     grants what that freed (R3). One exception, the fast path of acquire: a request that fits while
+ *     the expired leases still count as held needs none of their permits, and is granted without a
+ *     purge (so at most the total's worth of expired leases waits for the next purge). Clients renew their live leases and send heartbeats for their queued
  *     requests, so only a dead (or cut off) holder or waiter loses its permits or its place.
  * R6  A command repeated by the connection (Lettuce sends an unanswered command again after a
  *     reconnect) runs before any later command of its client about the same request, because one
@@ -277,9 +279,11 @@ public class Lease internal constructor(
  *   also re-checks for a grant whose pub/sub message was lost; by default a fifth of
  *   [waiterTimeToLive] (it follows [waiterTimeToLive] until set).
  * @property idleExpiry how long the semaphore's keys stay on the server once nobody holds or waits on
- *   it (R9): then they expire, and the next use creates it again with the total its caller configured.
- *   Resizes are kept as long as the keys are. The longest idle time among its users' applies. Default:
- *   one day.
+ *   it (R9): they expire between [idleExpiry] and [idleExpiry] plus a minute (or plus [idleExpiry] if
+ *   shorter) after the last deadline passed, that is the last lease's expiry (as last renewed) or the
+ *   last queued request's heartbeat deadline; the next use creates it again with the total its caller
+ *   configured. Resizes are kept as long as the keys are. The longest idle time among its users'
+ *   handles applies. Default: one day.
  * @property replicaAcks 0 (the default): a grant counts when the server made it. N > 0: a lease is
  *   returned to its caller only once N replicas have acknowledged it (Redis `WAIT`), and a renewal
  *   extends [Lease.remaining] only once N replicas have acknowledged it; a grant that is not acknowledged

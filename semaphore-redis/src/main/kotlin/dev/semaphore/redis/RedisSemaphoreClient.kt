@@ -316,19 +316,39 @@ public class RedisSemaphoreClient internal constructor(
         }
     }
 
-    /** A message of grants (line.lua's grant()): "id:permits:token:remainingMs" or "id:E:reason", comma-separated (R3, R4). */
+    /** A message of grants (lib.lua's grant()): "id:permits:token:remainingMs" or "id:E:reason:total", comma-separated (R3, R4). */
     private fun onGrants(message: String) {
         for (entry in message.split(',')) {
             val id = entry.substringBefore(':')
             val waiter = waiting[id] ?: continue
             val parts = entry.split(':')
-            val place: List<Any?> = if (parts[1] == "E") listOf("E", parts[2]) else listOf("G", parts[1].toLong(), parts[2].toLong(), parts[3].toLong())
+            val place: List<Any?> = if (parts[1] == "E") {
+                listOf("E", parts[2], parts.getOrNull(3)?.toLongOrNull()) // as where() answers: {"E", reason, total}
+            } else {
+                listOf("G", parts[1].toLong(), parts[2].toLong(), parts[3].toLong())
+            }
             waiter.grant.complete(place to waiter.anchor)
+        }
+    }
+
+    /** The names (with a configured total) whose total on the server this client checked (checkTotalOnce); at most [WARNED_NAMES_MAX]. */
+    private val checkedNames: MutableSet<String> = ConcurrentHashMap.newKeySet()
+
+    /**
+     * A grant at once does not say the server's total (its reply is only a token, to keep the script
+     * short): the first one of each name and configured total asks for it, in the background, so that
+     * a handle configured with another total is reported as the others are (R2).
+     */
+    internal fun checkTotalOnce(semaphore: RedisSemaphoreHandle) {
+        if (checkedNames.size >= WARNED_NAMES_MAX || !checkedNames.add("${semaphore.name}:${semaphore.configuredPermits}")) return
+        background.launch {
+            runCatching { semaphore.totalPermits() }.onSuccess { warnTotal(semaphore.name, semaphore.configuredPermits, it) }
         }
     }
 
     /** Logs, once per name (for at most [WARNED_NAMES_MAX] names), that the server's total is not the configured one (R2). */
     internal fun warnTotal(name: String, configured: Int, onServer: Int) {
+        if (configured == onServer) return
         if (warnedNames.size >= WARNED_NAMES_MAX || !warnedNames.add(name)) return
         System.getLogger(RedisSemaphoreClient::class.java.name).log(
             System.Logger.Level.WARNING,

@@ -128,7 +128,10 @@ internal class RedisSemaphoreHandle(
             }
             if (closed) waiter.grant.completeExceptionally(closedException())
             val grant = if (timeout == null) waiter.grant.await() else withTimeoutOrNull(timeout) { waiter.grant.await() }
-            if (grant != null) return granted(placeLease(id, grant.first, grant.second).also { it.fromLine = true }, grant.first).also { it.queueNumber = queueNumber }
+            if (grant != null) {
+                return granted(placeLease(id, permits, grant.first, grant.second).also { it.fromLine = true }, grant.first)
+                    .also { it.queueNumber = queueNumber }
+            }
             // Timed out: leave the line, taking a grant that won the race (R8).
             val sentCancel = TimeSource.Monotonic.markNow()
             val answer = withContext(NonCancellable) { list(script(Script.cancel, id, permits.toString(), "0")) }
@@ -146,11 +149,12 @@ internal class RedisSemaphoreHandle(
         }
     }
 
-    /** The lease of a grant that reached [waiter], or the failure the server gave instead (R3). */
-    private fun placeLease(id: String, place: List<Any?>, anchor: kotlin.time.TimeMark): Lease = when (place[0]) {
+    /** The lease of a grant that reached a waiter (a request for [permits]), or the failure the server gave instead (R3). */
+    private fun placeLease(id: String, permits: Int, place: List<Any?>, anchor: kotlin.time.TimeMark): Lease = when (place[0]) {
         "G" -> leaseOf(name, id, place, anchor)
         "E" -> throw IllegalStateException(
-            "the request $id for permits of $name can never be granted: the semaphore's total was reduced below it (${place[1]})",
+            "the request $id for $permits permits of $name can never be granted: the semaphore's total was reduced " +
+                (place.getOrNull(2)?.let { "to $it" } ?: "below $permits") + " (${place[1]})",
         )
         else -> throw QueuedRequestLostException("request $id for $name left the line: ${describeEnd(place)}")
     }
@@ -200,7 +204,7 @@ internal class RedisSemaphoreHandle(
      * they did not in time, and the caller hands the grant back), then kept alive by the client (R4).
      */
     private suspend fun granted(lease: Lease, place: List<Any?>?): Lease {
-        if (place != null && place.size > 4) warnIfResized(place[4])
+        if (place != null && place.size > 4) warnIfResized(place[4]) else client.checkTotalOnce(this)
         if (config.replicaAcks > 0) {
             try {
                 renew(lease)

@@ -85,7 +85,7 @@ end
 -- R3: grants whole from the head of the line while the head's request fits, and publishes the
 -- grants ("id:permits:token:remainingMs") on the channel "dsem:{name}:wake". A head larger than the
 -- total (after a reduction) fails: it leaves the line, its field becomes "E:toolarge" (kept until its
--- client reads it, or until its heartbeat deadline), and "id:E:toolarge" is published.
+-- client reads it, or until its heartbeat deadline), and "id:E:toolarge:total" is published.
 local function grant()
   local messages = {}
   while queued > 0 do
@@ -96,7 +96,7 @@ local function grant()
       queued = queued - 1
       redis.call('ZREM', Q, head) -- its wx entry stays: the deadline of its field
       redis.call('HSET', S, head, 'E:toolarge')
-      messages[#messages + 1] = head .. ':E:toolarge'
+      messages[#messages + 1] = head .. ':E:toolarge:' .. TOTAL
     elseif free < permits then
       break
     else

@@ -3,6 +3,7 @@ package dev.semaphore.redis
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
+import io.kotest.matchers.comparables.shouldBeLessThan
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import io.lettuce.core.cluster.SlotHash
@@ -15,6 +16,7 @@ import kotlinx.coroutines.withTimeout
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
+import kotlin.time.TimeSource
 
 /** A real Redis Cluster of 3 masters: semaphores whose slots are on different nodes, used from two cluster clients. */
 class ClusterSpec : FunSpec({
@@ -89,6 +91,70 @@ class ClusterSpec : FunSpec({
             } finally {
                 clients.forEach { it.close() }
             }
+        }
+    }
+
+    test("grants are published with SPUBLISH and received with SSUBSCRIBE on Redis 7+ (PUBLISH/SUBSCRIBE on 6.x), through an application's RedisClusterClient") {
+        LocalRedisCluster.start(3).use { cluster ->
+            // Long heartbeats: only pub/sub can bring a grant well within one heartbeat interval.
+            val heartbeatInterval = 20.seconds
+            val slow = RedisSemaphoreConfig(waiterTimeToLive = 60.seconds, heartbeatInterval = heartbeatInterval)
+            val sharded = LocalRedisServer.majorVersion >= 7
+            println("cluster of redis-server ${LocalRedisServer.binary} (major version ${LocalRedisServer.majorVersion}): ${if (sharded) "SPUBLISH" else "PUBLISH"}")
+            val lettuce = io.lettuce.core.cluster.RedisClusterClient.create(cluster.uris.map { io.lettuce.core.RedisURI.create(it) })
+            val holder = RedisSemaphoreClient.connectCluster(*cluster.uris)
+            val waiting = RedisSemaphoreClient.connectCluster(lettuce)
+            try {
+                runBlocking {
+                    val name = nameOn(cluster, 1)
+                    val channel = wakeChannel(name)
+                    val owner = cluster.nodeFor(SlotHash.getSlot(channel))
+                    owner shouldBe cluster.nodeFor(SlotHash.getSlot(redisKeys(name)[0]))
+                    fun published(node: LocalRedisServer, command: String) = node.reply("INFO", "commandstats").single().lines()
+                        .firstOrNull { it.startsWith("cmdstat_$command:") }?.substringAfter("calls=")?.substringBefore(',')?.toLong() ?: 0L
+                    fun subscribers(node: LocalRedisServer, kind: String) = node.reply("PUBSUB", kind, channel).let { it[1].toInt() }
+
+                    val held = holder.semaphore(name, 2, slow).acquire(2)
+                    val s = waiting.semaphore(name, 2, slow)
+                    val firstQueued = TimeSource.Monotonic.markNow()
+                    val first = async { s.acquire() }
+                    waitUntil { s.queueLength() == 1 }
+                    if (sharded) {
+                        waitUntil { subscribers(owner, "SHARDNUMSUB") == 1 } // subscribed on the node that owns the slot
+                        cluster.nodes.sumOf { subscribers(it, "NUMSUB") } shouldBe 0 // and not by SUBSCRIBE anywhere
+                    } else {
+                        waitUntil { cluster.nodes.sumOf { subscribers(it, "NUMSUB") } == 1 }
+                    }
+                    // A second waiter of the same line, subscribed before it was sent: nothing but a message
+                    // (or a heartbeat, the first of which is 20 s away) can tell it of its grant.
+                    delay(300)
+                    val second = async { s.acquire() }
+                    waitUntil { s.queueLength() == 2 }
+                    delay(300)
+                    val command = if (sharded) "spublish" else "publish"
+                    val publishedBefore = published(owner, command)
+                    val releasedAt = TimeSource.Monotonic.markNow()
+                    holder.semaphore(name, 2, slow).release(held)
+                    val leases = withTimeout(heartbeatInterval / 2) { listOf(first.await(), second.await()) }
+                    val took = releasedAt.elapsedNow()
+                    val sinceFirstQueued = firstQueued.elapsedNow()
+                    println("cluster: the grants reached the waiters ${took.inWholeMilliseconds} ms after the release, by ${command.uppercase()}")
+                    took shouldBeLessThan heartbeatInterval / 4
+                    sinceFirstQueued shouldBeLessThan heartbeatInterval // no heartbeat of this line has run yet
+                    published(owner, command) shouldBe publishedBefore + 1 // both grants in one message
+                    if (sharded) cluster.nodes.sumOf { published(it, "publish") } shouldBe 0
+                    waiting.publishCommand shouldBe (if (sharded) "SPUBLISH" else "PUBLISH")
+                    leases[1].fencingToken shouldBeGreaterThan leases[0].fencingToken
+                    leases.forEach { s.release(it) }
+                    s.availablePermits() shouldBe 2
+                }
+            } finally {
+                holder.close()
+                waiting.close()
+            }
+            // The application's cluster client is still open.
+            lettuce.connect().use { it.sync().ping() shouldBe "PONG" }
+            lettuce.shutdown()
         }
     }
 

@@ -138,7 +138,7 @@ class RedisSemaphoreSpec : FunSpec({
         }
     }
 
-    test("the fast paths see what is due: with nobody queued, an expired lease's release is refused, and the next acquire ends it first") {
+    test("what is due: an expired fixed lease's release is refused; an acquire that fits needs no purge, one that does not fit purges first") {
         runBlocking {
             val name = fresh("fast-path-expiry")
             val short = RedisSemaphoreConfig(leaseTime = 300.milliseconds, autoRenew = false, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
@@ -149,8 +149,14 @@ class RedisSemaphoreSpec : FunSpec({
 
             val old = s.acquire()
             delay(600)
-            val fresh = s.acquire() // would fit even with the old lease held: the fast path must still end it (R5)
+            // Fits even with the old lease still counted: the fast path grants it without a purge (it needs
+            // none of the old lease's permits, R5), and the old lease is still on the server.
+            val fresh = s.acquire()
+            server.reply("ZSCORE", redisKeys(name)[3], "${old.id}:1").size shouldBe 1
+            // A request that does not fit purges first, and is granted the old lease's permit.
+            val more = s.tryAcquire().shouldNotBeNull()
             server.reply("ZSCORE", redisKeys(name)[3], "${old.id}:1") shouldBe emptyList() // ended, and no record kept (R6)
+            s.release(more)
             s.availablePermits() shouldBe 1
             s.release(fresh)
         }
@@ -298,10 +304,15 @@ class RedisSemaphoreSpec : FunSpec({
         runBlocking {
             val name = fresh("roundtrips")
             val s = a.semaphore(name, 1)
-            s.release(s.acquire()) // the first acquire subscribes to the channel
             fun scriptCalls() = server.reply("INFO", "commandstats").single().lines()
                 .filter { it.startsWith("cmdstat_evalsha:") || it.startsWith("cmdstat_eval:") }
                 .sumOf { it.substringAfter("calls=").substringBefore(',').toLong() }
+            repeat(2) { s.release(s.acquire()) } // creates it; the first grant at once has the client check the total, once
+            eventually("the client's one check of the total") {
+                val calls = scriptCalls()
+                delay(100)
+                scriptCalls() == calls
+            }
             val before = scriptCalls()
             repeat(100) { s.release(s.acquire()) }
             scriptCalls() - before shouldBe 200 // 100 acquires + 100 releases

@@ -22,6 +22,14 @@ import kotlin.time.Duration.Companion.milliseconds
  *       queues for 1 permit and prints "QUEUED" once the request is in line (then "GOT token").
  *   demo URI NAME TOTAL LEASE_MS
  *       forever: holds 1 permit for 800 ms in withPermit, printing "HOLDS token" and "RELEASES token".
+ *   take URI NAME TOTAL PERMITS LEASE_MS HOLD [START]
+ *       takes PERMITS permits with acquire() (not withPermit: the client renews the lease by itself)
+ *       from a handle configured with TOTAL and a lease time of LEASE_MS, and prints
+ *       "HELD token permits serverTotal". Holds them for HOLD ms, or until a line arrives on stdin
+ *       (HOLD = "stdin"), or forever (HOLD = "forever"), checking every 50 ms that the lease is not lost;
+ *       then renews it once, releases it and prints "RELEASED token lastTokenAtRelease". If the lease
+ *       is lost it prints "LOST message" and exits with 3. With START = "stdin" it connects, prints
+ *       "READY" and waits for a line on stdin before it acquires (so that a test can start the JVM early).
  */
 object Worker {
     @JvmStatic
@@ -78,9 +86,50 @@ object Worker {
                     delay(50)
                 }
             }
+            "take" -> take(
+                client.semaphore(name, total.toInt(), RedisSemaphoreConfig(leaseTime = args[5].toLong().milliseconds)) as RedisSemaphoreHandle,
+                args[4].toInt(),
+                args[6],
+                args.getOrNull(7) == "stdin",
+            )
             else -> error("unknown mode $mode")
         }
         client.close()
+    }
+
+    /** The "take" mode: see the class. */
+    private suspend fun take(s: RedisSemaphoreHandle, permits: Int, hold: String, startOnStdin: Boolean) {
+        val stdin = java.util.concurrent.LinkedBlockingQueue<String>()
+        Thread {
+            while (true) stdin.put(readlnOrNull() ?: break)
+        }.apply { isDaemon = true }.start()
+        if (startOnStdin) {
+            say("READY")
+            while (stdin.poll() == null) delay(10)
+        }
+        val lease = s.acquire(permits)
+        say("HELD ${lease.fencingToken} ${lease.permits} ${s.totalPermits()}")
+        val heldAt = kotlin.time.TimeSource.Monotonic.markNow()
+        fun done(): Boolean = when (hold) {
+            "stdin" -> stdin.poll() != null
+            "forever" -> false
+            else -> heldAt.elapsedNow() >= hold.toLong().milliseconds
+        }
+        try {
+            while (!done()) {
+                if (lease.isLost || !lease.remaining.isPositive()) {
+                    say("LOST while held: isLost=${lease.isLost} remaining=${lease.remaining}")
+                    exitProcess(3)
+                }
+                delay(50)
+            }
+            s.renew(lease)
+            val last = s.releaseReportingLastToken(lease)
+            say("RELEASED ${lease.fencingToken} $last")
+        } catch (e: LeaseLostException) {
+            say("LOST ${e.message}")
+            exitProcess(3)
+        }
     }
 
     private fun say(line: String) = synchronized(this) {
