@@ -123,7 +123,7 @@ abstract class BlockingWaiterScenarios {
 
     /** Thread 1 is interrupted while thread 2's release grants it (claim, then delivery): every interleaving. */
     @Test
-    fun interruptRacingTheGrant() = checkOnly(this::class) {
+    fun interruptRacingTheGrant() = checkOnly(this::class, BLOCKING_FIXED_INVOCATIONS) {
         initial { actor(BlockingWaiterScenarios::request, 1) }
         parallel {
             thread { actor(BlockingWaiterScenarios::request, 0); actor(BlockingWaiterScenarios::interrupt, 0) }
@@ -133,7 +133,7 @@ abstract class BlockingWaiterScenarios {
 
     /** The same with the deadline instead of the interrupt. */
     @Test
-    fun deadlineRacingTheGrant() = checkOnly(this::class) {
+    fun deadlineRacingTheGrant() = checkOnly(this::class, BLOCKING_FIXED_INVOCATIONS) {
         initial { actor(BlockingWaiterScenarios::request, 1) }
         parallel {
             thread { actor(BlockingWaiterScenarios::request, 0); actor(BlockingWaiterScenarios::timeout, 0) }

@@ -88,7 +88,7 @@ class FutureWaiterLincheckTest {
      * hand-back went unnoticed); in this shape they do (the same mutation fails both tests below).
      */
     @Test
-    fun cancelRacingTheGrant() = checkOnly(this::class) {
+    fun cancelRacingTheGrant() = checkOnly(this::class, FUTURE_FIXED_INVOCATIONS) {
         initial { actor(FutureWaiterLincheckTest::acquire, 1) }
         parallel {
             thread { actor(FutureWaiterLincheckTest::acquire, 0); actor(FutureWaiterLincheckTest::cancel, 0) }
@@ -97,7 +97,7 @@ class FutureWaiterLincheckTest {
     }
 
     @Test
-    fun timeoutRacingTheGrant() = checkOnly(this::class) {
+    fun timeoutRacingTheGrant() = checkOnly(this::class, FUTURE_FIXED_INVOCATIONS) {
         initial { actor(FutureWaiterLincheckTest::acquire, 1) }
         parallel {
             thread { actor(FutureWaiterLincheckTest::acquire, 0); actor(FutureWaiterLincheckTest::timeout, 0) }

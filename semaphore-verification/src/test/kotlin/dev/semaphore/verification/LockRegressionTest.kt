@@ -48,7 +48,7 @@ class LockRegressionTest {
      * the permit is not back: no sequential order gives (misuse, false) for thread 1 and ok for 2.
      */
     @Test
-    fun racingUnlockThenTryLock() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
+    fun racingUnlockThenTryLock() = checkOnly(LockAllOwnersOps::class, LOCK_REGRESSION_INVOCATIONS) {
         initial { actor(LockAllOwnersOps::tryLock, 1) }
         parallel {
             thread { actor(LockAllOwnersOps::unlock, 1); actor(LockAllOwnersOps::tryLock, 2) }
@@ -61,7 +61,7 @@ class LockRegressionTest {
      * another caller sees holdsLock(A) == false (the unlock happened) and then tryLock(B) == false.
      */
     @Test
-    fun holdsLockFalseThenTryLockFails() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
+    fun holdsLockFalseThenTryLockFails() = checkOnly(LockAllOwnersOps::class, LOCK_REGRESSION_INVOCATIONS) {
         initial { actor(LockAllOwnersOps::tryLock, 1) }
         parallel {
             thread { actor(LockAllOwnersOps::unlock, 1) }
@@ -76,7 +76,7 @@ class LockRegressionTest {
      * returns true (the unlock is done). Found by LockLincheckTest's model checking.
      */
     @Test
-    fun anonymousUnlockRacesHoldersRelock() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
+    fun anonymousUnlockRacesHoldersRelock() = checkOnly(LockAllOwnersOps::class, LOCK_REGRESSION_INVOCATIONS) {
         initial { actor(LockAllOwnersOps::tryLock, 2) }
         parallel {
             thread { actor(LockAllOwnersOps::tryLock, 2) }
@@ -150,7 +150,7 @@ class LockRegressionTest {
      * recorded, another caller saw isLocked == true and holdsLock(A) == false.
      */
     @Test
-    fun isLockedTrueButHolderNotYetRecorded() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
+    fun isLockedTrueButHolderNotYetRecorded() = checkOnly(LockAllOwnersOps::class, LOCK_REGRESSION_INVOCATIONS) {
         parallel {
             thread { actor(LockAllOwnersOps::tryLock, 1) }
             thread { actor(LockAllOwnersOps::isLocked); actor(LockAllOwnersOps::holdsLock, 1) }
@@ -163,7 +163,7 @@ class LockRegressionTest {
      * the lock or throws IllegalStateException ("already held by owner-1").
      */
     @Test
-    fun sameOwnerTryLockFromTwoThreads() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
+    fun sameOwnerTryLockFromTwoThreads() = checkOnly(LockAllOwnersOps::class, LOCK_REGRESSION_INVOCATIONS) {
         parallel {
             thread { actor(LockAllOwnersOps::tryLock, 1) }
             thread { actor(LockAllOwnersOps::tryLock, 1) }
@@ -177,7 +177,7 @@ class LockRegressionTest {
      * (then tryLock(A) throws) or throws. Found by LockLincheckTest's stress strategy under -Pstress.
      */
     @Test
-    fun relockQueuedBehindTheOwnersOwnHold() = checkOnly(LockAllOwnersOps::class, invocations = 2000) {
+    fun relockQueuedBehindTheOwnersOwnHold() = checkOnly(LockAllOwnersOps::class, LOCK_REGRESSION_INVOCATIONS) {
         initial { actor(LockAllOwnersOps::tryLock, 0) }
         parallel {
             thread { actor(LockAllOwnersOps::lock, 1) }

@@ -139,7 +139,7 @@ class ReadWriteFutureLincheckTest {
 
     /** Slot 0's upgrade is granted by slot 1's close and given up in the same instant, then slot 0 closes its upgradable hold. */
     @Test
-    fun upgradeGivenUpAsItIsGranted() = checkOnly(this::class, invocations = 150) {
+    fun upgradeGivenUpAsItIsGranted() = checkOnly(this::class, RW_FUTURE_FIXED_INVOCATIONS) {
         initial {
             actor(ReadWriteFutureLincheckTest::request, 0, 2)
             actor(ReadWriteFutureLincheckTest::request, 1, 0)
@@ -153,7 +153,7 @@ class ReadWriteFutureLincheckTest {
 
     /** The same with the timeout, and the upgradable hold closed while the upgrade may still be pending. */
     @Test
-    fun upgradableClosedAsItsUpgradeTimesOut() = checkOnly(this::class, invocations = 150) {
+    fun upgradableClosedAsItsUpgradeTimesOut() = checkOnly(this::class, RW_FUTURE_FIXED_INVOCATIONS) {
         initial {
             actor(ReadWriteFutureLincheckTest::request, 0, 2)
             actor(ReadWriteFutureLincheckTest::request, 1, 0)

@@ -155,7 +155,7 @@ class SmallReadWriteLockLincheckTest : ReadWriteLockOps(4) {
 class ReadWriteLockScenariosTest {
     /** A queued writer, maybe cancelled, between a read hold that ends and a reader behind it. */
     @Test
-    fun cancelledWriterLetsReadersIn() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 100) {
+    fun cancelledWriterLetsReadersIn() = checkOnly(ReadWriteLockLincheckTest::class, RW_FIXED_INVOCATIONS) {
         initial { actor(ReadWriteLockOps::tryLockRead) }
         parallel {
             thread { actor(ReadWriteLockOps::requestInJob, WRITE_REQUEST) }
@@ -167,7 +167,7 @@ class ReadWriteLockScenariosTest {
 
     /** An upgrade waiting for a read hold to end, a writer and a reader queued behind it. */
     @Test
-    fun upgradeRacesReadersAndWriter() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 100) {
+    fun upgradeRacesReadersAndWriter() = checkOnly(ReadWriteLockLincheckTest::class, RW_FIXED_INVOCATIONS) {
         initial { actor(ReadWriteLockOps::tryLockUpgradableRead); actor(ReadWriteLockOps::tryLockRead) }
         parallel {
             thread { actor(ReadWriteLockOps::requestInJob, UPGRADE_REQUEST); actor(ReadWriteLockOps::isWriteLocked) }
@@ -179,7 +179,7 @@ class ReadWriteLockScenariosTest {
 
     /** A downgrade while a reader and a writer are queued, with a try racing it. */
     @Test
-    fun downgradeWithALine() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 100) {
+    fun downgradeWithALine() = checkOnly(ReadWriteLockLincheckTest::class, RW_FIXED_INVOCATIONS) {
         initial { actor(ReadWriteLockOps::tryLockWrite) }
         parallel {
             thread { actor(ReadWriteLockOps::lockRead) }
@@ -190,7 +190,7 @@ class ReadWriteLockScenariosTest {
 
     /** Tries racing an unlock that is between its two steps (RW2, RW3), and a suspending reader. */
     @Test
-    fun triesRaceAnUnlock() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 100) {
+    fun triesRaceAnUnlock() = checkOnly(ReadWriteLockLincheckTest::class, RW_FIXED_INVOCATIONS) {
         initial { actor(ReadWriteLockOps::tryLockWrite) }
         parallel {
             thread { actor(ReadWriteLockOps::unlockWrite) }
@@ -206,7 +206,7 @@ class ReadWriteLockScenariosTest {
      * that. RW5's TRYING step (waited out by the others) makes such an upgrade atomic.
      */
     @Test
-    fun upgradeThatDoesNotWaitRacesAnUnlock() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 100) {
+    fun upgradeThatDoesNotWaitRacesAnUnlock() = checkOnly(ReadWriteLockLincheckTest::class, RW_FIXED_INVOCATIONS) {
         initial { actor(ReadWriteLockOps::tryLockUpgradableRead) }
         parallel {
             thread { actor(ReadWriteLockOps::unlockUpgradableRead); actor(ReadWriteLockOps::readHolds) }
@@ -216,7 +216,7 @@ class ReadWriteLockScenariosTest {
 
     /** The same with upgrade(), granted when offered: it does not suspend, so it too must look atomic. */
     @Test
-    fun upgradeGrantedAtOnceRacesAnUnlock() = checkOnly(ReadWriteLockLincheckTest::class, invocations = 100) {
+    fun upgradeGrantedAtOnceRacesAnUnlock() = checkOnly(ReadWriteLockLincheckTest::class, RW_FIXED_INVOCATIONS) {
         initial { actor(ReadWriteLockOps::tryLockUpgradableRead) }
         parallel {
             thread { actor(ReadWriteLockOps::unlockUpgradableRead); actor(ReadWriteLockOps::readHolds) }
