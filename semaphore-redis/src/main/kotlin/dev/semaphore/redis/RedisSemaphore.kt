@@ -53,7 +53,6 @@ package dev.semaphore.redis
 
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
-import kotlinx.coroutines.Job
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.days
 import kotlin.time.Duration.Companion.seconds
@@ -219,9 +218,6 @@ public class Lease internal constructor(
 
     /** Completes when the lease ends: normally once released, with LeaseLostException once lost. */
     internal val end: CompletableDeferred<Unit> = CompletableDeferred()
-
-    /** What keeps it alive (the client's renewal or watch); cancelled at its end. */
-    @Volatile internal var keeper: Job? = null
 
     @Volatile internal var lostWith: LeaseLostException? = null
 

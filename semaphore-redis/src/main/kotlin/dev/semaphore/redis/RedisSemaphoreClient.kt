@@ -18,6 +18,8 @@ import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.future.await
@@ -25,10 +27,12 @@ import kotlinx.coroutines.launch
 import java.security.MessageDigest
 import java.security.SecureRandom
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeMark
+import kotlin.time.TimeSource
 
 /**
  * The connections to one Redis server, or to one Redis Cluster, that every [RedisSemaphore] and
@@ -82,9 +86,6 @@ public class RedisSemaphoreClient internal constructor(
 
     /** Every request of this client now waiting for a grant, by id: one entry per waiting caller. */
     private val waiting = ConcurrentHashMap<String, Waiter>()
-
-    /** Every lease this client granted and has not seen end, by id: one entry per live lease. */
-    private val leases = ConcurrentHashMap<String, Lease>()
 
     /** The owners holding a RedisLock through this client (RedisLock.kt): one entry per held lock with an owner. */
     private val lockOwners = ConcurrentHashMap<RedisLockHandle.OwnerKey, Any>()
@@ -292,27 +293,77 @@ public class RedisSemaphoreClient internal constructor(
 
     // ---- leases -----------------------------------------------------------------------------
 
-    /** Starts keeping [lease] alive: renewed in the background, or watched until its fixed time runs out. */
-    internal fun hold(lease: Lease, semaphore: RedisSemaphoreHandle) {
-        leases[lease.id] = lease
-        lease.keeper = background.launch { semaphore.keep(lease) }
-        lease.end.invokeOnCompletion {
-            leases.remove(lease.id)
-            lease.keeper?.cancel()
-        }
-        if (closed) lease.keeper?.cancel()
+    /**
+     * A lease this client keeps alive, and when the keeper must next look at it: to renew it, or (a
+     * fixed lease, or one whose release was attempted) to see whether its time ran out.
+     */
+    internal class Kept(val lease: Lease, val semaphore: RedisSemaphoreHandle, @Volatile var dueAt: TimeSource.Monotonic.ValueTimeMark) {
+        /** A look (a renewal) is under way. */
+        @Volatile var busy = false
+
+        /** No more renewals: its release was attempted. */
+        @Volatile var watchOnly = false
+
+        /** The failure of the last renewal, if it failed (the server out of reach). */
+        @Volatile var lastError: Exception? = null
     }
 
     /**
-     * After a release of [lease] failed: it is no longer renewed, so it is lost at its expiry (as the
-     * client counts it) unless a retried release ends it first; this says so then, and removes it.
+     * Every lease this client granted and has not seen end, by id (one entry per live lease). One
+     * coroutine, the keeper, looks at them when they are due: a lease costs no timer and no thread
+     * wake-up of its own, only this entry.
      */
-    internal fun watchExpiry(lease: Lease) {
-        lease.keeper = background.launch {
-            while (lease.remaining.isPositive()) delay(lease.remaining)
-            if (!lease.releasing.get()) {
-                lease.lose(LeaseLostException("$lease expired: its release did not reach the server, and it was no longer renewed"))
+    private val kept = ConcurrentHashMap<String, Kept>()
+
+    /** When the keeper looks next; null while it scans, or while nothing is kept (then a new lease wakes it). */
+    @Volatile
+    private var keeperNext: TimeSource.Monotonic.ValueTimeMark? = null
+    private val keeperWake = Channel<Unit>(Channel.CONFLATED)
+    private val keeperStarted = AtomicBoolean()
+
+    /** Starts keeping [lease] alive: renewed in the background, or watched until its fixed time runs out. */
+    internal fun hold(lease: Lease, semaphore: RedisSemaphoreHandle) {
+        val entry = Kept(lease, semaphore, semaphore.firstLook(lease))
+        kept[lease.id] = entry
+        lease.end.invokeOnCompletion { kept.remove(lease.id, entry) }
+        wakeKeeperFor(entry.dueAt)
+    }
+
+    /** Has the keeper look by [due]: wakes it if it would look later (or not at all). */
+    private fun wakeKeeperFor(due: TimeSource.Monotonic.ValueTimeMark) {
+        if (keeperStarted.compareAndSet(false, true)) background.launch { keep() }
+        val next = keeperNext
+        if (next == null || due < next) keeperWake.trySend(Unit)
+    }
+
+    /** After a release of [lease] was attempted: no more renewals; if it is not ended, it is lost at its expiry. */
+    internal fun stopRenewing(lease: Lease) {
+        kept[lease.id]?.watchOnly = true
+    }
+
+    /** The keeper: looks at every kept lease that is due (each look in a coroutine of its own), then sleeps until the next is. */
+    private suspend fun keep() {
+        while (true) {
+            keeperNext = null // a lease held while this scans wakes it again
+            var next: TimeSource.Monotonic.ValueTimeMark? = null
+            for (entry in kept.values) {
+                if (entry.busy) continue
+                if (entry.dueAt.hasPassedNow()) {
+                    entry.busy = true
+                    background.launch {
+                        try {
+                            entry.semaphore.look(entry)
+                        } finally {
+                            entry.busy = false
+                            wakeKeeperFor(entry.dueAt)
+                        }
+                    }
+                } else if (next == null || entry.dueAt < next) {
+                    next = entry.dueAt
+                }
             }
+            keeperNext = next
+            if (next == null) keeperWake.receive() else withTimeoutOrNull(-next.elapsedNow()) { keeperWake.receive() }
         }
     }
 
@@ -436,11 +487,11 @@ public class RedisSemaphoreClient internal constructor(
     }
 
     override fun toString(): String =
-        "RedisSemaphoreClient(id=$clientId, servers=$servers, waiting=${waiting.size}, leases=${leases.size}, " +
+        "RedisSemaphoreClient(id=$clientId, servers=$servers, waiting=${waiting.size}, leases=${kept.size}, " +
             "lines=${synchronized(lines) { lines.size }})"
 
     /** The sizes of the client's state, for tests: requests waiting, leases kept, lines (subscriptions). */
-    internal fun stateSizes(): Triple<Int, Int, Int> = Triple(waiting.size, leases.size, synchronized(lines) { lines.size })
+    internal fun stateSizes(): Triple<Int, Int, Int> = Triple(waiting.size, kept.size, synchronized(lines) { lines.size })
 
     public companion object {
         /** The error replies that mean "not now" rather than "no": the server is loading, busy, or between masters. */

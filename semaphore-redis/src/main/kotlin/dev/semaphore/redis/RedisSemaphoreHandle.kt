@@ -225,21 +225,51 @@ internal class RedisSemaphoreHandle(
         if (onServer != configuredPermits) client.warnTotal(name, configuredPermits, onServer)
     }
 
+    /** When the client's keeper first looks at [lease]: its first renewal, or (a fixed lease) its expiry. */
+    fun firstLook(lease: Lease): TimeSource.Monotonic.ValueTimeMark =
+        TimeSource.Monotonic.markNow() + if (config.autoRenew) config.renewInterval else lease.remaining
+
     /**
-     * Keeps [lease] alive until it ends (run by the client, cancelled at its end): renews it every
-     * renewInterval ([RedisSemaphoreConfig.autoRenew]), or, for a fixed lease, waits for its time to
-     * run out; either way, if it is lost, says so (Lease.end fails with LeaseLostException).
+     * The keeper's look at a kept lease that is due: renews it ([RedisSemaphoreConfig.autoRenew]), or,
+     * for a fixed lease or one whose release was attempted, checks whether its time ran out. If it is
+     * lost, says so (Lease.end fails with LeaseLostException, unless a release is under way). Sets when
+     * to look next: after renewInterval, sooner while renewals fail (until the lease must have ended).
      */
-    suspend fun keep(lease: Lease) {
-        try {
-            if (config.autoRenew) {
-                keepRenewed(lease)
-            } else {
-                while (lease.remaining.isPositive()) delay(lease.remaining)
-                throw LeaseLostException("$lease expired: its fixed lease time (${config.leaseTime}) ran out before it was released")
-            }
-        } catch (e: LeaseLostException) {
+    suspend fun look(entry: RedisSemaphoreClient.Kept) {
+        val lease = entry.lease
+        if (lease.end.isCompleted) return
+        fun lose(e: LeaseLostException) {
             if (!lease.releasing.get()) lease.lose(e)
+        }
+        if (!config.autoRenew || entry.watchOnly) {
+            if (lease.remaining.isPositive()) {
+                entry.dueAt = TimeSource.Monotonic.markNow() + lease.remaining
+            } else if (entry.watchOnly) {
+                lose(LeaseLostException("$lease expired: its release did not reach the server, and it was no longer renewed"))
+            } else {
+                lose(LeaseLostException("$lease expired: its fixed lease time (${config.leaseTime}) ran out before it was released"))
+            }
+            return
+        }
+        val answered = try {
+            withTimeoutOrNull(maxOf(lease.remaining, 1.milliseconds)) { renew(lease) } != null
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: LeaseLostException) {
+            lose(e)
+            return
+        } catch (e: Exception) { // the server is unreachable: keep trying until the lease must have ended
+            entry.lastError = e
+            false
+        }
+        if (answered) {
+            entry.lastError = null
+            entry.dueAt = TimeSource.Monotonic.markNow() + config.renewInterval
+        } else if (!lease.remaining.isPositive()) {
+            val replicas = if (entry.lastError is NotReplicatedException) " and ${config.replicaAcks} replicas" else ""
+            lose(LeaseLostException("$lease expired before a renewal reached the server$replicas", entry.lastError))
+        } else {
+            entry.dueAt = TimeSource.Monotonic.markNow() + minOf(config.renewInterval, lease.remaining / 4)
         }
     }
 
@@ -254,13 +284,12 @@ internal class RedisSemaphoreHandle(
         checkOwn(lease)
         lease.lostWith?.let { throw LeaseLostException(it.message.orEmpty(), it) }
         check(lease.releasing.compareAndSet(false, true)) { "$lease was already released" }
-        lease.keeper?.cancel() // renewals stop now: if the release cannot reach the server, the lease ends at its expiry
+        client.stopRenewing(lease) // renewals stop now: if the release cannot reach the server, the lease ends at its expiry
         val liveWhenSent = lease.remaining.isPositive()
         val answer = try {
             script(Script.release, lease.id, lease.permits.toString(), if (lease.fromLine) "line" else "-", if (wantToken) "token" else "-")
         } catch (e: Exception) {
             lease.releasing.set(false) // not settled: the caller may try again
-            client.watchExpiry(lease) // no longer renewed: it ends at its expiry unless a retry releases it first
             throw e
         }
         return when {
@@ -372,34 +401,6 @@ internal class RedisSemaphoreHandle(
         null
     } catch (e: Exception) {
         e
-    }
-
-    /**
-     * Renews [lease] every renewInterval; throws LeaseLostException when it is lost: when the server
-     * says so, or when no renewal succeeded before the lease's expiry (as last told by the server,
-     * measured here), whether the renewals failed or got no answer (a connection being re-established).
-     */
-    private suspend fun keepRenewed(lease: Lease) {
-        var lastError: Exception? = null
-        while (true) {
-            delay(if (lastError == null) config.renewInterval else minOf(config.renewInterval, lease.remaining / 4))
-            val answered = try {
-                withTimeoutOrNull(lease.remaining) { renew(lease) } != null
-            } catch (e: CancellationException) {
-                throw e
-            } catch (e: LeaseLostException) {
-                throw e
-            } catch (e: Exception) { // the server is unreachable: keep trying until the lease must have ended
-                lastError = e
-                false
-            }
-            if (answered) {
-                lastError = null
-            } else if (!lease.remaining.isPositive()) {
-                val replicas = if (lastError is NotReplicatedException) " and ${config.replicaAcks} replicas" else ""
-                throw LeaseLostException("$lease expired before a renewal reached the server$replicas", lastError)
-            }
-        }
     }
 
     private fun args(id: String, vararg rest: String): Array<String> =
