@@ -13,7 +13,6 @@ import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import java.lang.reflect.Modifier
-import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeSource
@@ -23,16 +22,10 @@ import kotlin.time.TimeSource
  * what it reads (a Duration first is a timeout, an Int is a count of permits).
  */
 class ApiShapesSpec : FunSpec({
-    val server = LocalRedisServer.start()
-    val a = RedisSemaphoreClient.connect(server.uri)
-    val b = RedisSemaphoreClient.connect(server.uri)
-    afterSpec {
-        a.close()
-        b.close()
-        server.close()
-    }
-    val names = AtomicInteger()
-    fun fresh(prefix: String) = "$prefix-${names.incrementAndGet()}"
+    val redis = TwoClients()
+    afterSpec { redis.close() }
+    val (server, a, b) = redis
+    val fresh = redis::fresh
 
     suspend fun eventually(condition: suspend () -> Boolean) = withTimeout(20.seconds) { while (!condition()) delay(10) }
 

@@ -30,16 +30,10 @@ import kotlin.time.TimeSource
  * linger has passed, and the server keeps no record of ended requests (R6).
  */
 class BoundedStateSpec : FunSpec({
-    val server = LocalRedisServer.start()
-    val a = RedisSemaphoreClient.connect(server.uri)
-    val b = RedisSemaphoreClient.connect(server.uri)
-    afterSpec {
-        a.close()
-        b.close()
-        server.close()
-    }
-    val names = AtomicInteger()
-    fun fresh(prefix: String) = "$prefix-${names.incrementAndGet()}"
+    val redis = TwoClients()
+    afterSpec { redis.close() }
+    val (server, a, b) = redis
+    val fresh = redis::fresh
     val fast = RedisSemaphoreConfig(waiterTimeToLive = 500.milliseconds, heartbeatInterval = 100.milliseconds)
 
     /** The heap in use after full collections (several, until it stops shrinking). */

@@ -9,7 +9,6 @@ import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
-import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeSource
@@ -21,16 +20,10 @@ import kotlin.time.times
  * waits, they do not expire.
  */
 class IdleExpirySpec : FunSpec({
-    val server = LocalRedisServer.start()
-    val a = RedisSemaphoreClient.connect(server.uri)
-    val b = RedisSemaphoreClient.connect(server.uri)
-    afterSpec {
-        a.close()
-        b.close()
-        server.close()
-    }
-    val names = AtomicInteger()
-    fun fresh(prefix: String) = "$prefix-${names.incrementAndGet()}"
+    val redis = TwoClients()
+    afterSpec { redis.close() }
+    val (server, a, b) = redis
+    val fresh = redis::fresh
     val idleExpiry = 1.seconds
     val leaseTime = 500.milliseconds
     val config = RedisSemaphoreConfig(leaseTime = leaseTime, idleExpiry = idleExpiry, waiterTimeToLive = 500.milliseconds, heartbeatInterval = 100.milliseconds)

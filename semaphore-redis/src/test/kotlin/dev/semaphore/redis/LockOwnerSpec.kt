@@ -11,22 +11,15 @@ import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
-import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
 /** RedisLock's owners: not reentrant (the same owner locking again is refused at once), holdsLock, and owners that let go. */
 class LockOwnerSpec : FunSpec({
-    val server = LocalRedisServer.start()
-    val a = RedisSemaphoreClient.connect(server.uri)
-    val b = RedisSemaphoreClient.connect(server.uri)
-    afterSpec {
-        a.close()
-        b.close()
-        server.close()
-    }
-    val names = AtomicInteger()
-    fun fresh(prefix: String) = "$prefix-${names.incrementAndGet()}"
+    val redis = TwoClients()
+    afterSpec { redis.close() }
+    val (server, a, b) = redis
+    val fresh = redis::fresh
     val fast = RedisSemaphoreConfig(waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
 
     test("the same owner locking again throws IllegalStateException at once, and its first hold is unaffected; another owner waits") {

@@ -20,22 +20,15 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import java.util.Collections
-import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
 /** The semantics of RedisSemaphore and RedisLock on one real server, with two clients standing for two JVMs. */
 class RedisSemaphoreSpec : FunSpec({
-    val server = LocalRedisServer.start()
-    val a = RedisSemaphoreClient.connect(server.uri)
-    val b = RedisSemaphoreClient.connect(server.uri)
-    afterSpec {
-        a.close()
-        b.close()
-        server.close()
-    }
-    val names = AtomicInteger()
-    fun fresh(prefix: String) = "$prefix-${names.incrementAndGet()}"
+    val redis = TwoClients()
+    afterSpec { redis.close() }
+    val (server, a, b) = redis
+    val fresh = redis::fresh
     val fast = RedisSemaphoreConfig(leaseTime = 2.seconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
 
     /** Waits (real time, bounded) until [condition] holds. */

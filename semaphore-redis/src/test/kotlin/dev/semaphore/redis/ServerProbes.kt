@@ -50,3 +50,27 @@ internal fun WorkerProcess.send(line: String) {
         flush()
     }
 }
+
+/**
+ * A spec's server and its two clients (as two JVMs would have), and fresh semaphore names:
+ * `val redis = TwoClients()`, `afterSpec { redis.close() }`, `val (server, a, b) = redis`.
+ */
+internal class TwoClients : AutoCloseable {
+    val server: LocalRedisServer = LocalRedisServer.start()
+    val a: RedisSemaphoreClient = RedisSemaphoreClient.connect(server.uri)
+    val b: RedisSemaphoreClient = RedisSemaphoreClient.connect(server.uri)
+    private val names = java.util.concurrent.atomic.AtomicInteger()
+
+    /** A name no other test of the spec used: [prefix] and a number. */
+    fun fresh(prefix: String): String = "$prefix-${names.incrementAndGet()}"
+
+    operator fun component1(): LocalRedisServer = server
+    operator fun component2(): RedisSemaphoreClient = a
+    operator fun component3(): RedisSemaphoreClient = b
+
+    override fun close() {
+        a.close()
+        b.close()
+        server.close()
+    }
+}
