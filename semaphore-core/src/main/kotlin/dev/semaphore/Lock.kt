@@ -42,6 +42,7 @@ import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
 import dev.semaphore.internal.spinWait
+import dev.semaphore.internal.toSnapshot
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
@@ -66,7 +67,7 @@ import kotlin.time.Duration
  * if (lock.tryLock(5.seconds, owner = this)) try { transfer() } finally { lock.unlock(owner = this) }
  * ```
  */
-public interface Lock {
+public interface Lock : Inspectable {
     /** True while the lock is held (a snapshot). */
     public val isLocked: Boolean
 
@@ -134,7 +135,8 @@ public interface Lock {
 }
 
 /** Creates a [Lock], already held (with no owner) if [locked] is true. */
-public fun Lock(locked: Boolean = false): Lock = LockImpl(locked)
+@JvmOverloads
+public fun Lock(locked: Boolean = false, diagnostics: Diagnostics = Diagnostics.NONE): Lock = LockImpl(locked, diagnostics)
 
 /**
  * Locks for [owner], runs [action] and unlocks, however [action] ends.
@@ -175,23 +177,27 @@ private const val WITH_LOCK_HAS_NO_TIMEOUT =
     "withLock has no timeout, and a Duration would be taken for its owner: " +
         "if (lock.tryLock(timeout)) try { ... } finally { lock.unlock() }"
 
-internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
+internal class LockImpl(locked: Boolean, diagnostics: Diagnostics = Diagnostics.NONE) : Lock, WaiterQueueOwner {
     override val waiterQueue: WaiterQueue = WaiterQueue.fifo(1)
     private val holder = AtomicRef<Any>(FREE)
+    override val name: String? = diagnostics.name
 
     init {
         if (locked) {
             waiterQueue.tryAcquirePermits(1)
             holder.store(NO_OWNER)
         }
+        if (name != null) NamedPrimitives.register(this)
     }
+
+    override fun snapshot(): SemaphoreSnapshot = waiterQueue.readCounts { it.toSnapshot("Lock", name) }
 
     override val isLocked: Boolean get() = holder.load() !== FREE
     override val queueLength: Int get() = waiterQueue.queueLength
     override val isClosed: Boolean get() = waiterQueue.isClosed
 
     override suspend fun lock(owner: Any?) {
-        if (!tryLock(owner)) waiterQueue.acquireSuspending(1, 0, if (owner == null) ownerless else Hold(owner))
+        if (!tryTake(owner, owner ?: NO_OWNER)) waiterQueue.acquireSuspending(1, 0, if (owner == null) ownerless else Hold(owner))
     }
 
     /** The grantee of every owner-less lock() that queues: the waiter is the hold (L1, L2, L4). */
@@ -205,7 +211,7 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
         }
     }
 
-    override fun tryLock(owner: Any?): Boolean = tryTake(owner, owner ?: NO_OWNER)
+    override fun tryLock(owner: Any?): Boolean = tryTake(owner, owner ?: NO_OWNER) || waiterQueue.refused()
 
     /** The fast path: takes the lock for [owner] if it is free and nobody waits, recording [record] (L2, L3). */
     fun tryTake(owner: Any?, record: Any): Boolean {
@@ -227,7 +233,7 @@ internal class LockImpl(locked: Boolean) : Lock, WaiterQueueOwner {
     }
 
     override suspend fun tryLock(timeout: Duration, owner: Any?): Boolean {
-        if (tryLock(owner)) return true
+        if (tryTake(owner, owner ?: NO_OWNER)) return true
         val hold = Hold(owner)
         return waiterQueue.acquireWithin(1, 0, hold, timeout) { hold.end() }
     }

@@ -5,6 +5,7 @@ import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.WaitOrder
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
+import dev.semaphore.internal.toSnapshot
 import kotlin.time.TimeSource
 
 /**
@@ -15,7 +16,7 @@ import kotlin.time.TimeSource
  * Counts: every `permits` argument must be at least 1, or `IllegalArgumentException` is thrown and
  * nothing changes.
  */
-public interface PermitPool {
+public interface PermitPool : Inspectable {
     /**
      * The permits free right now. It is below zero while [reducePermits] has taken permits that are
      * still held (a debt that releases repay before anyone is granted). A snapshot: it may be stale
@@ -80,8 +81,23 @@ public interface PermitPool {
  * drainPermits, close) are the [PermitPool] half, so a fast path is one object away from the caller. A semaphore is the
  * grantee of its own waiters (W4): nothing to record at a grant, and a hand-back is a release.
  */
-internal abstract class QueueBackedPool(permits: Int, order: WaitOrder, timeSource: TimeSource? = null) :
-    WaiterQueue(permits, order, timeSource), PermitPool, WaiterQueueOwner, Grantee {
+internal abstract class QueueBackedPool(
+    permits: Int,
+    order: WaitOrder,
+    timeSource: TimeSource?,
+    diagnostics: Diagnostics,
+) : WaiterQueue(permits, order, timeSource), PermitPool, WaiterQueueOwner, Grantee {
+    final override val name: String? = diagnostics.name
+
+    init {
+        if (name != null) NamedPrimitives.register(this)
+    }
+
+    /** The kind a snapshot names ("Semaphore", "PrioritySemaphore"). */
+    abstract val kind: String
+
+    final override fun snapshot(): SemaphoreSnapshot = readCounts { it.toSnapshot(kind, name) }
+
     final override val waiterQueue: WaiterQueue get() = this
 
     final override val queue: WaiterQueue get() = this

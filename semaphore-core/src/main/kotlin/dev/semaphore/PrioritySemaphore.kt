@@ -68,7 +68,8 @@ public fun PrioritySemaphore(
     permits: Int,
     aging: Duration? = null,
     timeSource: TimeSource = TimeSource.Monotonic,
-): PrioritySemaphore = PrioritySemaphoreImpl(permits, aging, timeSource)
+    diagnostics: Diagnostics = Diagnostics.NONE,
+): PrioritySemaphore = PrioritySemaphoreImpl(permits, aging, timeSource, diagnostics)
 
 /**
  * Acquires [permits] permits at [priority], runs [action] and releases them however it ends. A
@@ -94,12 +95,15 @@ internal class PrioritySemaphoreImpl(
     permits: Int,
     aging: Duration?,
     timeSource: TimeSource,
-) : QueueBackedPool(permits, WaiterQueue.priorityOrder(aging), timeSource), PrioritySemaphore {
+    diagnostics: Diagnostics = Diagnostics.NONE,
+) : QueueBackedPool(permits, WaiterQueue.priorityOrder(aging), timeSource, diagnostics), PrioritySemaphore {
+    override val kind: String get() = "PrioritySemaphore"
+
     override suspend fun acquire(permits: Int, priority: Int) {
         if (!tryAcquirePermits(permits, priority)) acquireSuspending(permits, priority, this)
     }
 
-    override fun tryAcquire(permits: Int, priority: Int): Boolean = tryAcquirePermits(permits, priority)
+    override fun tryAcquire(permits: Int, priority: Int): Boolean = tryAcquirePermits(permits, priority) || refused()
 
     override suspend fun tryAcquire(timeout: Duration, permits: Int, priority: Int): Boolean =
         tryAcquirePermits(permits, priority) || acquireWithin(permits, priority, this, timeout) { release(permits) }

@@ -65,6 +65,7 @@ import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
 import dev.semaphore.internal.spinWait
+import dev.semaphore.internal.toSnapshot
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
@@ -107,7 +108,7 @@ import kotlin.time.TimeSource
  *
  * Create one with the [ReadWriteLock] factory function.
  */
-public interface ReadWriteLock {
+public interface ReadWriteLock : Inspectable {
     /** The read holds right now, the upgradable read counting as one (a snapshot). */
     public val readHolds: Int
 
@@ -241,7 +242,9 @@ public interface ReadWriteLock {
 }
 
 /** Creates a [ReadWriteLock], with nothing held. */
-public fun ReadWriteLock(): ReadWriteLock = ReadWriteLockImpl(ReadWriteLockImpl.TOTAL)
+@JvmOverloads
+public fun ReadWriteLock(diagnostics: Diagnostics = Diagnostics.NONE): ReadWriteLock =
+    ReadWriteLockImpl(ReadWriteLockImpl.TOTAL, diagnostics)
 
 /**
  * Takes a read hold, runs [action] and ends the hold, however [action] ends (returns, throws or is
@@ -313,10 +316,15 @@ public suspend inline fun <T> ReadWriteLock.withUpgradableReadLock(action: () ->
  * The engine-backed [ReadWriteLock] (rules RW1-RW5 at the top of this file). [total] is N; the factory
  * uses [TOTAL], and tests may pass a small even N (at least 4) to reach the reader limit.
  */
-internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, WaiterQueueOwner {
+internal class ReadWriteLockImpl(
+    internal val total: Int,
+    diagnostics: Diagnostics = Diagnostics.NONE,
+) : ReadWriteLock, WaiterQueueOwner {
     init {
         require(total >= 4 && total % 2 == 0) { "the total must be even and at least 4, was $total" }
     }
+
+    override val name: String? = diagnostics.name
 
     /** U: the upgradable read's permits; two of them exceed [total]. */
     internal val upgradablePermits = total / 2 + 1
@@ -335,6 +343,15 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
 
     override fun close(cause: Throwable?) = waiterQueue.close(cause)
 
+    init {
+        if (name != null) NamedPrimitives.register(this)
+    }
+
+    override fun snapshot(): SemaphoreSnapshot = waiterQueue.readCounts { c ->
+        val h = holds.load() // just after the engine's instant (see SemaphoreSnapshot)
+        c.toSnapshot("ReadWriteLock", name, readHoldsOf(h), h and WRITER != 0L, h and UPGRADABLE != 0L)
+    }
+
     /** The holds word's bits, for the tests (one load). */
     internal val holdsSnapshot: Long get() = holds.load()
 
@@ -344,10 +361,13 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         if (waiterQueue.tryAcquirePermits(1)) recordRead() else waiterQueue.acquireSuspending(1, 0, readRequests)
     }
 
-    override fun tryLockRead(): Boolean = tryTake(READ)
+    override fun tryLockRead(): Boolean = tryTake(READ) || waiterQueue.refused()
+
+    /** [tryLockRead] without counting a refusal: for a caller that waits next. */
+    internal fun tryTakeRead(): Boolean = tryTake(READ)
 
     override suspend fun tryLockRead(timeout: Duration): Boolean =
-        tryLockRead() || waiterQueue.acquireWithin(1, 0, readRequests, timeout) { endRead() }
+        tryTake(READ) || waiterQueue.acquireWithin(1, 0, readRequests, timeout) { endRead() }
 
     override fun unlockRead() {
         while (true) {
@@ -364,10 +384,13 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         if (waiterQueue.tryAcquirePermits(total)) recordWrite() else waiterQueue.acquireSuspending(total, 0, writeRequests)
     }
 
-    override fun tryLockWrite(): Boolean = tryTake(WRITE)
+    override fun tryLockWrite(): Boolean = tryTake(WRITE) || waiterQueue.refused()
+
+    /** [tryLockWrite] without counting a refusal: for a caller that waits next. */
+    internal fun tryTakeWrite(): Boolean = tryTake(WRITE)
 
     override suspend fun tryLockWrite(timeout: Duration): Boolean =
-        tryLockWrite() || waiterQueue.acquireWithin(total, 0, writeRequests, timeout) { endWrite() }
+        tryTake(WRITE) || waiterQueue.acquireWithin(total, 0, writeRequests, timeout) { endWrite() }
 
     override fun unlockWrite() {
         while (true) {
@@ -401,10 +424,13 @@ internal class ReadWriteLockImpl(internal val total: Int) : ReadWriteLock, Waite
         }
     }
 
-    override fun tryLockUpgradableRead(): Boolean = tryTake(UPGRADABLE_READ)
+    override fun tryLockUpgradableRead(): Boolean = tryTake(UPGRADABLE_READ) || waiterQueue.refused()
+
+    /** [tryLockUpgradableRead] without counting a refusal: for a caller that waits next. */
+    internal fun tryTakeUpgradableRead(): Boolean = tryTake(UPGRADABLE_READ)
 
     override suspend fun tryLockUpgradableRead(timeout: Duration): Boolean =
-        tryLockUpgradableRead() ||
+        tryTake(UPGRADABLE_READ) ||
             waiterQueue.acquireWithin(upgradablePermits, 0, upgradableRequests, timeout) { endUpgradable() }
 
     override fun unlockUpgradableRead() {

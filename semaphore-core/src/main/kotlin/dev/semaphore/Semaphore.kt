@@ -71,7 +71,9 @@ public interface Semaphore : PermitPool {
  * signal, start with `Semaphore(1)` and `acquire()` the permit first).
  * @throws IllegalArgumentException if [permits] < 0.
  */
-public fun Semaphore(permits: Int): Semaphore = SemaphoreImpl(permits)
+@JvmOverloads
+public fun Semaphore(permits: Int, diagnostics: Diagnostics = Diagnostics.NONE): Semaphore =
+    SemaphoreImpl(permits, diagnostics)
 
 /**
  * Acquires [permits] permits, runs [action] and releases them, however [action] ends (returns,
@@ -92,12 +94,15 @@ public suspend inline fun <T> Semaphore.withPermit(permits: Int = 1, action: () 
     }
 }
 
-internal class SemaphoreImpl(permits: Int) : QueueBackedPool(permits, FifoOrder()), Semaphore {
+internal class SemaphoreImpl(permits: Int, diagnostics: Diagnostics = Diagnostics.NONE) :
+    QueueBackedPool(permits, FifoOrder(), null, diagnostics), Semaphore {
+    override val kind: String get() = "Semaphore"
+
     override suspend fun acquire(permits: Int) {
         if (!tryAcquirePermits(permits, 0, waitsIfRefused = true)) acquireSuspending(permits, 0, this)
     }
 
-    override fun tryAcquire(permits: Int): Boolean = tryAcquirePermits(permits)
+    override fun tryAcquire(permits: Int): Boolean = tryAcquirePermits(permits) || refused()
 
     override suspend fun tryAcquire(timeout: Duration, permits: Int): Boolean =
         tryAcquirePermits(permits) || acquireWithin(permits, 0, this, timeout) { release(permits) }

@@ -19,7 +19,7 @@ import kotlin.time.Duration.Companion.milliseconds
 /** Snapshot of what a Semaphore shows, to assert that a failed call changed nothing. */
 private data class Snapshot(val available: Int, val queued: Int, val closed: Boolean)
 
-private fun Semaphore.snapshot() = Snapshot(availablePermits, queueLength, isClosed)
+private fun Semaphore.state() = Snapshot(availablePermits, queueLength, isClosed)
 
 class SemaphoreSpec : FunSpec({
     context("multi-permit") {
@@ -81,7 +81,7 @@ class SemaphoreSpec : FunSpec({
                 e.message!! shouldContain "3 permits in total"
                 shouldThrow<IllegalArgumentException> { s.tryAcquire(4) }
                 shouldThrow<IllegalArgumentException> { s.tryAcquire(10.milliseconds, 4) }
-                s.snapshot() shouldBe Snapshot(3, 0, false)
+                s.state() shouldBe Snapshot(3, 0, false)
             }
         }
     }
@@ -296,7 +296,7 @@ class SemaphoreSpec : FunSpec({
                     s.acquire(1)
                     launch { s.acquire(3) } // a waiter queued, so the slow paths are checked too
                     testScheduler.runCurrent()
-                    val before = s.snapshot()
+                    val before = s.state()
                     val e = shouldThrow<IllegalArgumentException> { call(s) }
                     val named = Regex("-?\\d+").findAll(label).map { it.value }.toList()
                     val shown = when {
@@ -306,7 +306,7 @@ class SemaphoreSpec : FunSpec({
                         else -> named.last()
                     }
                     e.message!! shouldContain shown
-                    s.snapshot() shouldBe before
+                    s.state() shouldBe before
                     s.release(1)
                     testScheduler.runCurrent()
                     s.availablePermits shouldBe 0 // the waiter got all 3: nothing was lost or added
@@ -320,12 +320,12 @@ class SemaphoreSpec : FunSpec({
                 s.acquire(1)
                 launch { s.acquire(3) }
                 testScheduler.runCurrent()
-                val before = s.snapshot()
+                val before = s.state()
                 shouldThrow<IllegalStateException> { s.release(2) }.message!! shouldContain "cannot release 2 permits"
-                s.snapshot() shouldBe before
+                s.state() shouldBe before
                 s.release(1)
                 testScheduler.runCurrent()
-                s.snapshot() shouldBe Snapshot(0, 0, false)
+                s.state() shouldBe Snapshot(0, 0, false)
             }
         }
 
@@ -339,7 +339,7 @@ class SemaphoreSpec : FunSpec({
                 shouldThrow<IllegalArgumentException> { s.tryAcquire() }.message!! shouldContain "0 permits in total"
                 shouldThrow<IllegalArgumentException> { s.acquire() }
                 shouldThrow<IllegalStateException> { s.release() }
-                s.snapshot() shouldBe Snapshot(0, 0, false)
+                s.state() shouldBe Snapshot(0, 0, false)
                 s.addPermits(1)
                 s.acquire()
                 s.availablePermits shouldBe 0

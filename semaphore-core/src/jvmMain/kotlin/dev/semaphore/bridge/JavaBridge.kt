@@ -13,6 +13,7 @@
 
 package dev.semaphore.bridge
 
+import dev.semaphore.Diagnostics
 import dev.semaphore.Lock
 import dev.semaphore.LockImpl
 import dev.semaphore.PermitPool
@@ -23,6 +24,7 @@ import dev.semaphore.ReadWriteLockImpl
 import dev.semaphore.SemaphoreClosedException
 import dev.semaphore.internal.GrantFuture
 import dev.semaphore.internal.ReadWriteHold
+import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.acquireBlocking
 import dev.semaphore.internal.notEngineBacked
 import dev.semaphore.internal.requestFuture
@@ -62,7 +64,7 @@ public object JavaBridge {
     public fun <T> acquireAsync(pool: PermitPool, permits: Int, priority: Int, timeoutNanos: Long, onGrant: (Int) -> T): CompletableFuture<T> {
         val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
         return future({ queue.tryAcquirePermits(permits, priority) }, { onGrant(permits) }) {
-            waitFor(timeoutNanos) { queue.requestFuture(permits, priority, queue, onGrant, permits) }
+            waitFor(queue, timeoutNanos) { queue.requestFuture(permits, priority, queue, onGrant, permits) }
         }
     }
 
@@ -74,7 +76,7 @@ public object JavaBridge {
      */
     @JvmStatic
     public fun tryAcquire(pool: PermitPool, permits: Int, priority: Int): Boolean =
-        (pool as? QueueBackedPool ?: throw notEngineBacked(pool)).tryAcquirePermits(permits, priority)
+        (pool as? QueueBackedPool ?: throw notEngineBacked(pool)).let { it.tryAcquirePermits(permits, priority) || it.refused() }
 
     /**
      * Blocks the calling thread until [permits] permits of [pool] at [priority] are granted (true) or
@@ -89,7 +91,7 @@ public object JavaBridge {
     @Throws(InterruptedException::class)
     public fun acquireBlocking(pool: PermitPool, permits: Int, priority: Int, timeoutNanos: Long): Boolean {
         val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
-        return block(timeoutNanos, { queue.tryAcquirePermits(permits, priority) }) { queue.acquireBlocking(permits, priority, queue, it) }
+        return block(queue, timeoutNanos, { queue.tryAcquirePermits(permits, priority) }) { queue.acquireBlocking(permits, priority, queue, it) }
     }
 
     /**
@@ -101,7 +103,7 @@ public object JavaBridge {
         val impl = lock as? LockImpl ?: throw notEngineBacked(lock)
         val hold = impl.Hold(null)
         return future({ impl.tryTake(null, hold) }, { onGrant(hold) }) {
-            waitFor(timeoutNanos) { impl.waiterQueue.requestFuture(1, 0, hold, onGrant, hold) }
+            waitFor(impl.waiterQueue, timeoutNanos) { impl.waiterQueue.requestFuture(1, 0, hold, onGrant, hold) }
         }
     }
 
@@ -111,7 +113,7 @@ public object JavaBridge {
     public fun lockBlocking(lock: Lock, timeoutNanos: Long): LockHold? {
         val impl = lock as? LockImpl ?: throw notEngineBacked(lock)
         val hold = impl.Hold(null)
-        val held = block(timeoutNanos, { impl.tryTake(null, hold) }) { impl.waiterQueue.acquireBlocking(1, 0, hold, it) }
+        val held = block(impl.waiterQueue, timeoutNanos, { impl.tryTake(null, hold) }) { impl.waiterQueue.acquireBlocking(1, 0, hold, it) }
         return if (held) hold else null
     }
 
@@ -128,7 +130,7 @@ public object JavaBridge {
         val impl = lock.impl()
         val hold = ReadWriteHold(impl, kind)
         return future({ hold.tryTake() }, { onGrant(hold) }) {
-            waitFor(timeoutNanos) { impl.waiterQueue.requestFuture(hold.permits(), 0, hold.grantee(), onGrant, hold) }
+            waitFor(impl.waiterQueue, timeoutNanos) { impl.waiterQueue.requestFuture(hold.permits(), 0, hold.grantee(), onGrant, hold) }
         }
     }
 
@@ -138,7 +140,7 @@ public object JavaBridge {
     public fun lockBlocking(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long): LockHold? {
         val impl = lock.impl()
         val hold = ReadWriteHold(impl, kind)
-        val held = block(timeoutNanos, { hold.tryTake() }) { impl.waiterQueue.acquireBlocking(hold.permits(), 0, hold.grantee(), it) }
+        val held = block(impl.waiterQueue, timeoutNanos, { hold.tryTake() }) { impl.waiterQueue.acquireBlocking(hold.permits(), 0, hold.grantee(), it) }
         return if (held) hold else null
     }
 
@@ -171,7 +173,7 @@ public object JavaBridge {
         val upgrade = if (granted) {
             CompletableFuture.completedFuture(onGrant(write))
         } else {
-            waitFor(timeoutNanos, notUpgraded) {
+            waitFor(impl.waiterQueue, timeoutNanos, notUpgraded) {
                 impl.waiterQueue.requestFuture(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, onGrant, write, notUpgraded)
             }
         }
@@ -192,7 +194,7 @@ public object JavaBridge {
         val request = impl.UpgradeRequest(from::upgradeFailed)
         var upgraded = false
         try {
-            upgraded = block(timeoutNanos, { takeUpgradeNow(impl, request) }) {
+            upgraded = block(impl.waiterQueue, timeoutNanos, { takeUpgradeNow(impl, request) }) {
                 impl.waiterQueue.acquireBlocking(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, it)
             }
         } finally {
@@ -226,8 +228,8 @@ public object JavaBridge {
      * @throws IllegalArgumentException if [permits] < 0 or [aging] is not positive.
      */
     @JvmStatic
-    public fun prioritySemaphore(permits: Int, aging: java.time.Duration?): PrioritySemaphore =
-        PrioritySemaphore(permits, aging?.toKotlinDuration())
+    public fun prioritySemaphore(permits: Int, aging: java.time.Duration?, diagnostics: Diagnostics): PrioritySemaphore =
+        PrioritySemaphore(permits, aging?.toKotlinDuration(), diagnostics = diagnostics)
 
     private fun ReadWriteLock.impl(): ReadWriteLockImpl = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
 
@@ -260,9 +262,15 @@ public object JavaBridge {
      * allowed a try. [notNow] is called before the future fails without queueing (a timeout that allowed
      * no wait, or the primitive closed).
      */
-    private fun <T> waitFor(timeoutNanos: Long, notNow: () -> Unit = {}, queue: () -> GrantFuture<T>): CompletableFuture<T> = try {
+    private fun <T> waitFor(
+        line: WaiterQueue,
+        timeoutNanos: Long,
+        notNow: () -> Unit = {},
+        queue: () -> GrantFuture<T>,
+    ): CompletableFuture<T> = try {
         when {
             timeoutNanos <= 0 -> {
+                line.refused() // a try without waiting
                 notNow()
                 CompletableFuture.failedFuture(
                     TimeoutException("not granted at once, and the timeout (${java.time.Duration.ofNanos(timeoutNanos)}) allowed no wait"),
@@ -276,9 +284,10 @@ public object JavaBridge {
         CompletableFuture.failedFuture(e)
     }
 
-    private inline fun block(timeoutNanos: Long, tryNow: () -> Boolean, wait: (Long) -> Boolean): Boolean {
+    private inline fun block(line: WaiterQueue, timeoutNanos: Long, tryNow: () -> Boolean, wait: (Long) -> Boolean): Boolean {
         if (Thread.interrupted()) throw InterruptedException("interrupted before waiting for permits")
         if (tryNow()) return true
-        return timeoutNanos > 0 && wait(timeoutNanos)
+        if (timeoutNanos <= 0) return line.refused() // a try without waiting
+        return wait(timeoutNanos)
     }
 }

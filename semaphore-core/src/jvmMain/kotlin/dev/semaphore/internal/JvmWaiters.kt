@@ -21,6 +21,7 @@ package dev.semaphore.internal
 
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.Executor
+import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.locks.LockSupport
 import java.util.function.Supplier
@@ -46,9 +47,9 @@ internal open class GrantFuture<T> : CompletableFuture<T>() {
      * line. If the request was already granted, the completion below may still win the future, and
      * onGranted then hands the permits back (W3).
      */
-    protected open fun withdraw() {
+    protected open fun withdraw(timedOut: Boolean = false) {
         val w = waiter ?: return
-        w.queue.cancel(w)
+        w.queue.cancel(w, timedOut)
     }
 
     override fun complete(value: T): Boolean {
@@ -57,7 +58,7 @@ internal open class GrantFuture<T> : CompletableFuture<T>() {
     }
 
     override fun completeExceptionally(ex: Throwable): Boolean {
-        withdraw()
+        withdraw(timedOut = ex is TimeoutException) // orTimeout's timer, or a caller's own timeout
         return super.completeExceptionally(ex)
     }
 
@@ -102,8 +103,8 @@ private class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : GrantF
     @Volatile
     private var hookRunner: Thread? = null
 
-    override fun withdraw() {
-        super.withdraw()
+    override fun withdraw(timedOut: Boolean) {
+        super.withdraw(timedOut)
         val w = waiter ?: return
         // Out of the line without a grant: withdrawn, or failed by the engine, whose onFailed (fail) may
         // not have run yet. A grant (W2) is the requester's: no hook.
@@ -248,7 +249,7 @@ internal class BlockingWaiter(
             }
             if (!interrupted && !expired) return PENDING
             if (STATE.compareAndSet(this, WAITING, GAVE_UP)) { // W2
-                queue.cancel(this)
+                queue.cancel(this, timedOut = !interrupted)
                 return if (interrupted) GAVE_UP_INTERRUPTED else GAVE_UP_EXPIRED
             }
             if (state == CLAIMED) {

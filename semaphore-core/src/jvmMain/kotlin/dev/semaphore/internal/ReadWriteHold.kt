@@ -50,9 +50,9 @@ internal class ReadWriteHold(private val lock: ReadWriteLockImpl, private val ki
 
     /** The fast path (RW2, RW3): the lock's own try form. */
     fun tryTake(): Boolean = when (kind) {
-        HoldKind.READ -> lock.tryLockRead()
-        HoldKind.WRITE -> lock.tryLockWrite()
-        HoldKind.UPGRADABLE_READ -> lock.tryLockUpgradableRead()
+        HoldKind.READ -> lock.tryTakeRead()
+        HoldKind.WRITE -> lock.tryTakeWrite()
+        HoldKind.UPGRADABLE_READ -> lock.tryTakeUpgradableRead()
     }
 
     /** The upgrade's future, while this upgradable read is UPGRADING through a future (H3). */

@@ -70,6 +70,7 @@ import kotlinx.coroutines.InternalCoroutinesApi
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.Runnable
 import kotlinx.coroutines.ThreadContextElement
+import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.handleCoroutineException
 import kotlinx.coroutines.withTimeoutOrNull
 import kotlin.coroutines.Continuation
@@ -138,7 +139,7 @@ private class SuspendWaiter(
      * the CANCELLED status itself.
      */
     override fun invoke(cause: Throwable?) {
-        queue.cancel(this)
+        queue.cancel(this, timedOut = cause is TimeoutCancellationException)
         // CANCELLED here by this cancel, by a claim refused because the Job was no longer active (W1), or by
         // the offer (mayQueue): the wake then only settles `decision`, since that suspender does not suspend.
         if (status == CANCELLED) wake(job!!.getCancellationException())
@@ -304,7 +305,7 @@ internal suspend inline fun WaiterQueue.acquireWithin(
     timeout: Duration,
     giveBack: () -> Unit,
 ): Boolean {
-    if (!timeout.isPositive()) return false
+    if (!timeout.isPositive()) return refused() // a try without waiting
     if (timeout.isInfinite()) {
         acquireSuspending(permits, priority, grantee)
         return true

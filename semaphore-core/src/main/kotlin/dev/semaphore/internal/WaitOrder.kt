@@ -83,6 +83,9 @@ internal sealed interface WaitOrder {
     /** Number of waiters queued with base [priority]. */
     fun countAt(priority: Int): Int
 
+    /** The waiters queued per base priority, highest first, levels with waiters only (empty in FIFO order). */
+    fun countsByPriority(): Map<Int, Int>
+
     /** Whether [now] is used at all (false: the queue never reads its clock). */
     val usesClock: Boolean
 }
@@ -100,6 +103,8 @@ internal class FifoOrder : WaiterList(), WaitOrder {
     override fun newcomerLeads(priority: Int, now: Long): Boolean = isEmpty()
 
     override fun countAt(priority: Int): Int = size
+
+    override fun countsByPriority(): Map<Int, Int> = emptyMap()
 
     override val usesClock: Boolean get() = false
 }
@@ -165,6 +170,9 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder {
     }
 
     override fun countAt(priority: Int): Int = levels[priority]?.size ?: 0
+
+    override fun countsByPriority(): Map<Int, Int> =
+        levels.values.filter { it.size > 0 }.sortedByDescending { it.priority }.associate { it.priority to it.size }
 
     /** A queued waiter's enqueue time: kept in its slot with aging; without aging every time is 0. */
     private fun enqueuedAt(w: PermitWaiter): Long = if (agingNanos > 0) (w.slot as AgingStamp).enqueuedAt else 0L

@@ -243,6 +243,20 @@ internal open class WaiterQueue(
     private var wakeHead: PermitWaiter? = null
     private var wakeTail: PermitWaiter? = null
 
+    // ---- counters since creation, read by snapshot() (SemaphoreSnapshot says which are exact) ----
+    // On the lock-free paths (I2) a plain increment, not an atomic one: it adds no fence to the fast
+    // path, and two threads taking that path in the same instant may lose a count.
+    private var freeAcquired = 0L
+    private var freeRefused = 0L
+
+    // Under the lock only (I3): exact.
+    private var lockedAcquired = 0L
+    private var afterWait = 0L
+    private var timedOutCount = 0L
+    private var cancelledCount = 0L
+    private var closedCount = 0L
+    private var queuedPermits = 0L
+
     /** Permits free now; negative while reducePermits' debt is being repaid. */
     val availablePermits: Int get() = avail(load())
 
@@ -284,7 +298,10 @@ internal open class WaiterQueue(
         while (true) {
             val s = load()
             if (s >= need) { // FAST, and available >= permits (I2)
-                if (cas(s, s - need + permits)) return true // held + permits <= total: stays in its half
+                if (cas(s, s - need + permits)) { // held + permits <= total: stays in its half
+                    freeAcquired++
+                    return true
+                }
                 continue
             }
             if (s < 0) break
@@ -299,10 +316,11 @@ internal open class WaiterQueue(
     // Out of line, so that the fast path above stays small enough for the JIT to inline.
     private fun tryAcquireSlow(permits: Int, priority: Int): Boolean {
         return locked {
-            checkOpen()
+            checkOpenLocked()
             require(permits <= wTotal) { tooMany(permits, wTotal) }
             if (wAvail >= permits && order.newcomerLeads(priority, now())) {
                 wAvail -= permits
+                lockedAcquired++
                 true
             } else {
                 false
@@ -327,11 +345,12 @@ internal open class WaiterQueue(
         var step = 0
         while (true) {
             val outcome = locked {
-                checkOpen()
+                checkOpenLocked()
                 require(waiter.permits <= wTotal) { tooMany(waiter.permits, wTotal) }
                 val now = now()
                 if (wAvail >= waiter.permits && order.newcomerLeads(priority, now)) {
                     wAvail -= waiter.permits
+                    lockedAcquired++
                     waiter.grantee.granted(waiter) // W4, before the status (W1)
                     waiter.setStatus(PermitWaiter.GRANTED)
                     OFFER_GRANTED
@@ -339,9 +358,11 @@ internal open class WaiterQueue(
                     OFFER_AGAIN
                 } else if (!waiter.mayQueue()) { // W2: its requester is gone, and it would have to wait
                     waiter.setStatus(PermitWaiter.CANCELLED)
+                    cancelledCount++
                     OFFER_NOT_GRANTED
                 } else {
                     order.add(waiter, priority, now)
+                    queuedPermits += waiter.permits
                     waiter.setStatus(PermitWaiter.QUEUED)
                     waiter.grantee.queued(waiter) // W4
                     OFFER_NOT_GRANTED
@@ -355,17 +376,20 @@ internal open class WaiterQueue(
     /**
      * Removes a queued [waiter]; true if it was removed (nothing is held and no callback will run).
      * False if it was already granted, failed or cancelled: then the grant or failure stands (W2). If
-     * the removal lets the waiters behind fit, they are granted at once. A [waiter] not offered yet is
+     * the removal lets the waiters behind fit, they are granted at once. [timedOut] says why the requester
+     * gave up (its deadline passed, or anything else), for the counters only. A [waiter] not offered yet is
      * left to its offer (false; W2: the offer asks [PermitWaiter.mayQueue]); the lock is still taken, so
      * that an offer in progress finishes first and this call then finds the waiter queued, or granted.
      */
-    fun cancel(waiter: PermitWaiter): Boolean {
+    fun cancel(waiter: PermitWaiter, timedOut: Boolean = false): Boolean {
         val st = waiter.status
         if (st != PermitWaiter.QUEUED && st != PermitWaiter.NEW) return false
         return locked {
             when (waiter.status) {
                 PermitWaiter.QUEUED -> {
                     order.remove(waiter)
+                    queuedPermits -= waiter.permits
+                    if (timedOut) timedOutCount++ else cancelledCount++
                     waiter.setStatus(PermitWaiter.CANCELLED)
                     grantLocked()
                     true
@@ -450,6 +474,8 @@ internal open class WaiterQueue(
                 while (true) {
                     val w = order.peek() ?: break
                     order.removeFirst(w)
+                    queuedPermits -= w.permits
+                    closedCount++
                     failLocked(w, SemaphoreClosedException(cause))
                 }
             }
@@ -467,6 +493,47 @@ internal open class WaiterQueue(
         if (closed) throw SemaphoreClosedException(closeCause)
     }
 
+    /** [checkOpen] under the lock, counting the refusal. */
+    private fun checkOpenLocked() {
+        if (closed) {
+            closedCount++
+            throw SemaphoreClosedException(closeCause)
+        }
+    }
+
+    /**
+     * Counts a try that took nothing (a plain increment, as on the lock-free path) and returns false,
+     * for the front-ends' tryAcquire forms: `tryAcquirePermits(n) || refused()`.
+     */
+    fun refused(): Boolean {
+        freeRefused++
+        return false
+    }
+
+    /**
+     * The engine's part of a snapshot, read under the lock (I10: one instant), given to [build] with
+     * the waiting requests per priority level (empty in FIFO order).
+     */
+    fun <R> readCounts(build: (EngineCounts) -> R): R {
+        val c = EngineCounts()
+        locked {
+            c.total = wTotal
+            c.available = wAvail
+            c.queuedRequests = order.size
+            c.queuedPermits = queuedPermits
+            c.byPriority = order.countsByPriority()
+            c.acquired = lockedAcquired
+            c.acquiredAfterWait = afterWait
+            c.timedOut = timedOutCount
+            c.cancelled = cancelledCount
+            c.failedByClose = closedCount
+            c.closed = closed
+        }
+        c.acquired += freeAcquired // outside the lock: the lock-free counts are not the lock's (I2)
+        c.refused += freeRefused
+        return build(c)
+    }
+
     private fun now(): Long = epoch?.elapsedNow()?.inWholeNanoseconds ?: 0L
 
     /** I5: grants from the head while the request fits; fails a head that can no longer ever fit. */
@@ -475,6 +542,7 @@ internal open class WaiterQueue(
             val w = order.peek() ?: return
             if (w.permits > wTotal) {
                 order.removeFirst(w)
+                queuedPermits -= w.permits
                 failLocked(
                     w,
                     IllegalStateException(
@@ -485,11 +553,15 @@ internal open class WaiterQueue(
             }
             if (w.permits > wAvail) return
             order.removeFirst(w)
+            queuedPermits -= w.permits
             if (!w.tryClaim()) { // W1
                 w.setStatus(PermitWaiter.CANCELLED) // its requester is gone; its cancel() will find nothing to do
+                cancelledCount++
                 continue
             }
             wAvail -= w.permits
+            lockedAcquired++
+            afterWait++
             w.grantee.granted(w) // W4, before the status (W1)
             w.setStatus(PermitWaiter.GRANTED)
             appendWake(w)
@@ -589,6 +661,22 @@ internal open class WaiterQueue(
             return PriorityOrder(aging?.inWholeNanoseconds?.coerceAtLeast(1L) ?: 0L)
         }
     }
+}
+
+/** The engine's counts at one instant, for a snapshot (see [WaiterQueue.readCounts]). */
+internal class EngineCounts {
+    var total = 0
+    var available = 0
+    var queuedRequests = 0
+    var queuedPermits = 0L
+    var byPriority: Map<Int, Int> = emptyMap()
+    var acquired = 0L
+    var acquiredAfterWait = 0L
+    var refused = 0L
+    var timedOut = 0L
+    var cancelled = 0L
+    var failedByClose = 0L
+    var closed = false
 }
 
 // ---- the wake trampoline (I7) ----

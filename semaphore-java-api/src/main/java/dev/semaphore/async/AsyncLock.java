@@ -2,8 +2,10 @@ package dev.semaphore.async;
 
 import static dev.semaphore.bridge.JavaBridge.NO_TIMEOUT;
 
+import dev.semaphore.Diagnostics;
 import dev.semaphore.Lock;
 import dev.semaphore.LockKt;
+import dev.semaphore.SemaphoreSnapshot;
 import dev.semaphore.bridge.JavaBridge;
 import java.time.Duration;
 import java.util.Objects;
@@ -44,7 +46,15 @@ public final class AsyncLock {
 
     /** @return a new, unlocked lock */
     public static AsyncLock create() {
-        return new AsyncLock(LockKt.Lock(false));
+        return new AsyncLock(LockKt.Lock(false, Diagnostics.NONE));
+    }
+
+    /**
+     * @param diagnostics what it reports about itself, such as its name: {@code Diagnostics.named("ledger")}
+     * @return a new, unlocked lock
+     */
+    public static AsyncLock create(Diagnostics diagnostics) {
+        return new AsyncLock(LockKt.Lock(false, Objects.requireNonNull(diagnostics, "diagnostics")));
     }
 
     /**
@@ -58,6 +68,19 @@ public final class AsyncLock {
     /** @return the Kotlin lock this is a view of */
     public Lock asKotlin() {
         return kotlin;
+    }
+
+    /** @return the name given at creation ({@link Diagnostics#named(String)}), or null */
+    public @Nullable String name() {
+        return kotlin.getName();
+    }
+
+    /**
+     * @return this primitive's counts, line and counters now, the same data as Kotlin's
+     *     {@code snapshot()}; {@link SemaphoreSnapshot} says which figures are exact
+     */
+    public SemaphoreSnapshot snapshot() {
+        return kotlin.snapshot();
     }
 
     /** @return a future of the held lock (<a href="package-summary.html#withdrawing">withdrawing</a>) */

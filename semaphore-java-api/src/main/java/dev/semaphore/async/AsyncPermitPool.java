@@ -2,7 +2,9 @@ package dev.semaphore.async;
 
 import static dev.semaphore.bridge.JavaBridge.NO_TIMEOUT;
 
+import dev.semaphore.Diagnostics;
 import dev.semaphore.PermitPool;
+import dev.semaphore.SemaphoreSnapshot;
 import dev.semaphore.bridge.JavaBridge;
 import java.time.Duration;
 import java.util.Objects;
@@ -207,6 +209,19 @@ public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPriori
     /** @return true once {@link #close(Throwable)} was called */
     public final boolean isClosed() {
         return pool.isClosed();
+    }
+
+    /** @return the name given at creation ({@link Diagnostics#named(String)}), or null */
+    public final @Nullable String name() {
+        return pool.getName();
+    }
+
+    /**
+     * @return this primitive's counts, line and counters now, the same data as Kotlin's
+     *     {@code snapshot()}; {@link SemaphoreSnapshot} says which figures are exact
+     */
+    public final SemaphoreSnapshot snapshot() {
+        return pool.snapshot();
     }
 
     /** @param permits how many to add to the total; see {@link PermitPool#addPermits(int)} */

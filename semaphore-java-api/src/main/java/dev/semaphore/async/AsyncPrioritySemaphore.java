@@ -1,9 +1,11 @@
 package dev.semaphore.async;
 
+import dev.semaphore.Diagnostics;
 import dev.semaphore.PrioritySemaphore;
 import dev.semaphore.bridge.JavaBridge;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A semaphore that serves requests by priority (a higher number first; first come, first served among
@@ -34,7 +36,7 @@ public final class AsyncPrioritySemaphore extends AsyncPermitPool {
      * @return a new priority semaphore without aging, whose requests have priority 0
      */
     public static AsyncPrioritySemaphore create(int permits) {
-        return new AsyncPrioritySemaphore(JavaBridge.prioritySemaphore(permits, null), 0);
+        return new AsyncPrioritySemaphore(JavaBridge.prioritySemaphore(permits, null, Diagnostics.NONE), 0);
     }
 
     /**
@@ -44,7 +46,19 @@ public final class AsyncPrioritySemaphore extends AsyncPermitPool {
      * @return a new priority semaphore, whose requests have priority 0
      */
     public static AsyncPrioritySemaphore create(int permits, Duration aging) {
-        return new AsyncPrioritySemaphore(JavaBridge.prioritySemaphore(permits, Objects.requireNonNull(aging, "aging")), 0);
+        return new AsyncPrioritySemaphore(
+                JavaBridge.prioritySemaphore(permits, Objects.requireNonNull(aging, "aging"), Diagnostics.NONE), 0);
+    }
+
+    /**
+     * @param permits the total, at least 0
+     * @param aging as in {@link #create(int, Duration)}, or null for none
+     * @param diagnostics what it reports about itself, such as its name: {@code Diagnostics.named("jobs")}
+     * @return a new priority semaphore, whose requests have priority 0
+     */
+    public static AsyncPrioritySemaphore create(int permits, @Nullable Duration aging, Diagnostics diagnostics) {
+        return new AsyncPrioritySemaphore(
+                JavaBridge.prioritySemaphore(permits, aging, Objects.requireNonNull(diagnostics, "diagnostics")), 0);
     }
 
     /**

@@ -2,7 +2,9 @@ package dev.semaphore.async;
 
 import static dev.semaphore.bridge.JavaBridge.NO_TIMEOUT;
 
+import dev.semaphore.Diagnostics;
 import dev.semaphore.ReadWriteLock;
+import dev.semaphore.SemaphoreSnapshot;
 import dev.semaphore.ReadWriteLockKt;
 import dev.semaphore.bridge.HoldKind;
 import dev.semaphore.bridge.JavaBridge;
@@ -57,7 +59,15 @@ public final class AsyncReadWriteLock {
 
     /** @return a new lock, with nothing held */
     public static AsyncReadWriteLock create() {
-        return new AsyncReadWriteLock(ReadWriteLockKt.ReadWriteLock());
+        return new AsyncReadWriteLock(ReadWriteLockKt.ReadWriteLock(Diagnostics.NONE));
+    }
+
+    /**
+     * @param diagnostics what it reports about itself, such as its name: {@code Diagnostics.named("cache")}
+     * @return a new read-write lock, with nothing held
+     */
+    public static AsyncReadWriteLock create(Diagnostics diagnostics) {
+        return new AsyncReadWriteLock(ReadWriteLockKt.ReadWriteLock(Objects.requireNonNull(diagnostics, "diagnostics")));
     }
 
     /**
@@ -71,6 +81,19 @@ public final class AsyncReadWriteLock {
     /** @return the Kotlin lock this is a view of */
     public ReadWriteLock asKotlin() {
         return kotlin;
+    }
+
+    /** @return the name given at creation ({@link Diagnostics#named(String)}), or null */
+    public @Nullable String name() {
+        return kotlin.getName();
+    }
+
+    /**
+     * @return this primitive's counts, line and counters now, the same data as Kotlin's
+     *     {@code snapshot()}; {@link SemaphoreSnapshot} says which figures are exact
+     */
+    public SemaphoreSnapshot snapshot() {
+        return kotlin.snapshot();
     }
 
     // ---- read ----

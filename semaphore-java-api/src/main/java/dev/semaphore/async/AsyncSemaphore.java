@@ -1,5 +1,6 @@
 package dev.semaphore.async;
 
+import dev.semaphore.Diagnostics;
 import dev.semaphore.Semaphore;
 import dev.semaphore.SemaphoreKt;
 import java.util.Objects;
@@ -32,7 +33,16 @@ public final class AsyncSemaphore extends AsyncPermitPool {
      * @return a new semaphore
      */
     public static AsyncSemaphore create(int permits) {
-        return new AsyncSemaphore(SemaphoreKt.Semaphore(permits));
+        return new AsyncSemaphore(SemaphoreKt.Semaphore(permits, Diagnostics.NONE));
+    }
+
+    /**
+     * @param permits the total, at least 0
+     * @param diagnostics what it reports about itself, such as its name: {@code Diagnostics.named("db")}
+     * @return a new semaphore
+     */
+    public static AsyncSemaphore create(int permits, Diagnostics diagnostics) {
+        return new AsyncSemaphore(SemaphoreKt.Semaphore(permits, Objects.requireNonNull(diagnostics, "diagnostics")));
     }
 
     /**

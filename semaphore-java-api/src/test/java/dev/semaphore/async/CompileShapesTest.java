@@ -118,7 +118,7 @@ class CompileShapesTest {
             new Shape("AsyncLock.create takes no boolean",
                     "AsyncLock held = AsyncLock.create(true);",
                     "AsyncLock held = AsyncLock.of(dev.semaphore.LockKt.Lock(true));",
-                    List.of("method create in class", "cannot be applied to given types")),
+                    List.of("no suitable method found for create(boolean)")),
             new Shape("a Permit is not a future: no join",
                     "Object value = permit.join();",
                     "Object value = permit.permits();",

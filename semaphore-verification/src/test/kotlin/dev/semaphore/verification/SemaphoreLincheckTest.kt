@@ -15,7 +15,8 @@
  * SemaphoreRegressionTest):
  *   init: tryAcquire(2): true
  *   parallel: release(2): ok | acquire(1) + cancel: CANCELLED | availablePermits(): 1
- * With the claim at grant (WaiterQueue.kt, W1) it passes. queueLength is not an operation: it is a
+ * With the claim at grant (WaiterQueue.kt, W1) it passes. snapshot() is an operation too, with the
+ * figures its KDoc calls exact. queueLength is not an operation: it is a
  * second snapshot written after the state word, so pairs of reads may mix two states (documented
  * as a snapshot); it is checked at rest (@Validate) with the permits: available <= total, no queued
  * head fits, and a closed semaphore has nobody queued.
@@ -63,6 +64,17 @@ abstract class SemaphoreLincheckBase(permits: Int) {
 
     @Operation
     fun availablePermits() = s.availablePermits
+
+    /**
+     * The snapshot's figures that its KDoc calls exact (read at one instant under the engine's lock);
+     * acquired and tryRefused are not (plain increments on the lock-free path), so they are left out.
+     */
+    @Operation
+    fun snapshot() = s.snapshot().let {
+        "total=${it.totalPermits} available=${it.availablePermits} queued=${it.queuedRequests}/${it.queuedPermits} " +
+            "afterWait=${it.acquiredAfterWait} cancelled=${it.cancelled} timedOut=${it.timedOut} " +
+            "failedByClose=${it.failedByClose} closed=${it.isClosed}"
+    }
 
     /** At rest: available <= total, a queued head never fits (engine I1, I5), and no acquisition of the cancelled shared Job still waits (W2). */
     @Validate
