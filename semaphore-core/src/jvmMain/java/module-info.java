@@ -7,6 +7,7 @@
 module dev.semaphore.core {
     requires transitive kotlin.stdlib;
     requires transitive kotlinx.coroutines.core;
+    requires static jdk.jfr; // optional: the JFR events are recorded only where the module is present
 
     exports dev.semaphore;
     exports dev.semaphore.bridge to dev.semaphore.async;

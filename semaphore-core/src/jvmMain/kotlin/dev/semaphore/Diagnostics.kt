@@ -3,22 +3,38 @@ package dev.semaphore
 import java.lang.ref.ReferenceQueue
 import java.lang.ref.WeakReference
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicLong
+import kotlin.time.Duration
+import kotlin.time.toJavaDuration
+import kotlin.time.toKotlinDuration
 
 /**
- * What a primitive reports about itself, chosen at its creation: `Semaphore(8, Diagnostics(name = "db"))`
- * in Kotlin, `AsyncSemaphore.create(8, Diagnostics.named("db"))` in Java. Every primitive keeps its
- * counts and counters ([Inspectable.snapshot]) whatever this says; the options here add what costs
- * something, and are off by default ([NONE]).
+ * What a primitive reports about itself, chosen at its creation:
+ * `Semaphore(8, Diagnostics(name = "db", tracking = Tracking.HOLDERS, longHoldThreshold = 30.seconds))` in
+ * Kotlin, `AsyncSemaphore.create(8, Diagnostics.named("db").withTracking(Tracking.HOLDERS))` in Java.
+ * Every primitive keeps its counts and counters ([Inspectable.snapshot]) and can take listeners
+ * ([Inspectable.addListener]) whatever this says; the options here add what costs something, and
+ * are off by default ([NONE]). The whole story, with the costs measured, is in docs/diagnostics.md.
  *
- * A [name] labels the primitive in its snapshot, its dump, its metrics and its events, and registers it
- * in the process-wide list of named primitives ([namedPrimitives], [dumpAll]), which holds it weakly:
- * a primitive nobody else references leaves the list when it is garbage-collected. Names need not be
- * unique, but metrics and dashboards are easier to read when they are.
+ * - [name] labels the primitive in its snapshot, dump, metrics and events, and lists it in the
+ *   process-wide list of named primitives ([namedPrimitives], [dumpAll]), which holds it weakly: a
+ *   primitive nobody else references leaves the list when it is garbage-collected. Names need not be
+ *   unique, but metrics are easier to read when they are. Costs nothing per call.
+ * - [tracking] records every hold and every request in line, with who asked and since when
+ *   ([Inspectable.holders], [Inspectable.waiters], [Inspectable.dump]), and JFR events for its waits and
+ *   holds. It makes the primitive *observed*: each call takes its internal lock (see [SemaphoreListener]).
+ * - [longHoldThreshold]: a hold that lasts longer is reported once, to the listeners
+ *   ([SemaphoreListener.onLongHold]), to JFR (`dev.semaphore.LongHold`) and to the log (System.Logger
+ *   "dev.semaphore", WARNING), and again when it ends. Implies tracking of holders.
  *
  * @property name the primitive's name: 1 to 200 characters, not blank; null for none.
+ * @property tracking what to record about holders and waiters.
+ * @property longHoldThreshold the hold time after which a hold is reported, or null for none.
  */
 public class Diagnostics(
     public val name: String? = null,
+    public val tracking: Tracking = Tracking.OFF,
+    public val longHoldThreshold: Duration? = null,
 ) {
     init {
         if (name != null) {
@@ -26,9 +42,37 @@ public class Diagnostics(
                 "a name must be 1 to $MAX_NAME characters and not blank, was \"$name\" (${name.length} characters)"
             }
         }
+        if (longHoldThreshold != null) {
+            require(longHoldThreshold.isPositive() && longHoldThreshold.isFinite()) {
+                "longHoldThreshold must be positive and finite, was $longHoldThreshold"
+            }
+        }
     }
 
-    override fun toString(): String = if (name == null) "Diagnostics(none)" else "Diagnostics(name=\"$name\")"
+    /** These diagnostics with [tracking] (Java: `Diagnostics.named("db").withTracking(Tracking.HOLDERS)`). */
+    public fun withTracking(tracking: Tracking): Diagnostics = Diagnostics(name, tracking, longHoldThreshold)
+
+    /** These diagnostics with a long-hold threshold (Java); null for none. */
+    public fun withLongHoldThreshold(threshold: java.time.Duration?): Diagnostics =
+        Diagnostics(name, tracking, threshold?.toKotlinDuration())
+
+    /** The long-hold threshold as a `java.time.Duration` (Java), or null. */
+    public fun longHoldThresholdTime(): java.time.Duration? = longHoldThreshold?.toJavaDuration()
+
+    /** True if a primitive made with these diagnostics is observed from its creation (tracking, a threshold). */
+    internal val observesFromCreation: Boolean get() = tracking != Tracking.OFF || longHoldThreshold != null
+
+    internal fun longHoldThresholdText(): String = longHoldThreshold.toString()
+
+    override fun toString(): String = buildString {
+        append("Diagnostics(")
+        val parts = ArrayList<String>(3)
+        if (name != null) parts += "name=\"$name\""
+        if (tracking != Tracking.OFF) parts += "tracking=$tracking"
+        if (longHoldThreshold != null) parts += "longHoldThreshold=$longHoldThreshold"
+        append(if (parts.isEmpty()) "none" else parts.joinToString(", "))
+        append(')')
+    }
 
     public companion object {
         /** No name, nothing beyond the snapshot: the default of every factory. */
@@ -38,7 +82,7 @@ public class Diagnostics(
         /** The longest name accepted. */
         public const val MAX_NAME: Int = 200
 
-        /** Diagnostics with a [name] (Java: `Diagnostics.named("db")`). */
+        /** Diagnostics with a [name] and nothing else (Java: `Diagnostics.named("db")`). */
         @JvmStatic
         public fun named(name: String): Diagnostics = Diagnostics(name)
 
@@ -46,10 +90,22 @@ public class Diagnostics(
         @JvmStatic
         public fun namedPrimitives(): List<Inspectable> = NamedPrimitives.list()
 
-        /** One line per named primitive alive now: its snapshot ([SemaphoreSnapshot.toString]). */
+        /** The dump ([Inspectable.dump]) of every named primitive alive now, one after the other. */
         @JvmStatic
-        public fun dumpAll(): String = namedPrimitives().joinToString("\n") { it.snapshot().toString() }
+        public fun dumpAll(): String = namedPrimitives().joinToString("\n") { it.dump() }
     }
+}
+
+/** What a primitive records about its holders and waiters ([Diagnostics.tracking]). */
+public enum class Tracking {
+    /** Nothing beyond counts and counters (unless a listener is added). */
+    OFF,
+
+    /** Every hold and every request in line: who, how many, since when, until when. */
+    HOLDERS,
+
+    /** As [HOLDERS], plus the stack of each acquisition and request (costly: a stack walk per call). */
+    HOLDERS_AND_STACKS,
 }
 
 /**
@@ -62,12 +118,13 @@ internal object NamedPrimitives {
 
     private val gone = ReferenceQueue<Inspectable>()
     private val entries = ConcurrentHashMap<Long, Entry>()
-    private val counter = java.util.concurrent.atomic.AtomicLong()
+    private val counter = AtomicLong()
 
     fun register(primitive: Inspectable) {
         purge()
         val seq = counter.incrementAndGet()
         entries[seq] = Entry(primitive, gone, seq)
+        dev.semaphore.internal.Jfr.registerStatistics()
     }
 
     fun list(): List<Inspectable> {

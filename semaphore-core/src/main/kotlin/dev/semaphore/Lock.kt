@@ -42,6 +42,11 @@ import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
 import dev.semaphore.internal.spinWait
+import dev.semaphore.internal.addListenerFor
+import dev.semaphore.internal.attach
+import dev.semaphore.internal.dumpOf
+import dev.semaphore.internal.holdersNow
+import dev.semaphore.internal.waitersNow
 import dev.semaphore.internal.toSnapshot
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
@@ -177,20 +182,29 @@ private const val WITH_LOCK_HAS_NO_TIMEOUT =
     "withLock has no timeout, and a Duration would be taken for its owner: " +
         "if (lock.tryLock(timeout)) try { ... } finally { lock.unlock() }"
 
-internal class LockImpl(locked: Boolean, diagnostics: Diagnostics = Diagnostics.NONE) : Lock, WaiterQueueOwner {
+internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = Diagnostics.NONE) : Lock, WaiterQueueOwner {
     override val waiterQueue: WaiterQueue = WaiterQueue.fifo(1)
     private val holder = AtomicRef<Any>(FREE)
-    override val name: String? = diagnostics.name
+    override val name: String? get() = diagnostics.name
 
     init {
         if (locked) {
             waiterQueue.tryAcquirePermits(1)
             holder.store(NO_OWNER)
         }
-        if (name != null) NamedPrimitives.register(this)
+        waiterQueue.attach(this, "Lock", diagnostics)
     }
 
     override fun snapshot(): SemaphoreSnapshot = waiterQueue.readCounts { it.toSnapshot("Lock", name) }
+
+    override fun addListener(listener: SemaphoreListener): ListenerRegistration =
+        waiterQueue.addListenerFor(this, "Lock", diagnostics, listener)
+
+    override fun holders(): List<HoldInfo> = waiterQueue.holdersNow()
+
+    override fun waiters(): List<WaitInfo> = waiterQueue.waitersNow()
+
+    override fun dump(): String = dumpOf(this)
 
     override val isLocked: Boolean get() = holder.load() !== FREE
     override val queueLength: Int get() = waiterQueue.queueLength
@@ -211,7 +225,7 @@ internal class LockImpl(locked: Boolean, diagnostics: Diagnostics = Diagnostics.
         }
     }
 
-    override fun tryLock(owner: Any?): Boolean = tryTake(owner, owner ?: NO_OWNER) || waiterQueue.refused()
+    override fun tryLock(owner: Any?): Boolean = tryTake(owner, owner ?: NO_OWNER) || waiterQueue.refused(1)
 
     /** The fast path: takes the lock for [owner] if it is free and nobody waits, recording [record] (L2, L3). */
     fun tryTake(owner: Any?, record: Any): Boolean {
@@ -223,7 +237,7 @@ internal class LockImpl(locked: Boolean, diagnostics: Diagnostics = Diagnostics.
                 waiterQueue.checkOpen() // a closed lock refuses every acquisition, held or not
                 return false
             }
-            if (waiterQueue.tryAcquirePermits(1)) {
+            if (waiterQueue.tryAcquirePermits(1, 0, false, owner)) {
                 holder.store(record)
                 return true
             }
@@ -255,7 +269,7 @@ internal class LockImpl(locked: Boolean, diagnostics: Diagnostics = Diagnostics.
     override fun toString(): String = "Lock(holder=${describe(holder.load())}, queued=$queueLength)"
 
     /** One acquisition through the queue or by a JVM caller, with an identity of its own (L1, L4). */
-    inner class Hold(val owner: Any?) : LockHold, Grantee {
+    inner class Hold(override val owner: Any?) : LockHold, Grantee {
         override val queue: WaiterQueue get() = waiterQueue
 
         override fun granted(w: PermitWaiter) = holder.store(this)

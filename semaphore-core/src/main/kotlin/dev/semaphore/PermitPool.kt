@@ -5,6 +5,11 @@ import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.WaitOrder
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
+import dev.semaphore.internal.addListenerFor
+import dev.semaphore.internal.attach
+import dev.semaphore.internal.dumpOf
+import dev.semaphore.internal.holdersNow
+import dev.semaphore.internal.waitersNow
 import dev.semaphore.internal.toSnapshot
 import kotlin.time.TimeSource
 
@@ -85,18 +90,27 @@ internal abstract class QueueBackedPool(
     permits: Int,
     order: WaitOrder,
     timeSource: TimeSource?,
-    diagnostics: Diagnostics,
+    private val diagnostics: Diagnostics,
 ) : WaiterQueue(permits, order, timeSource), PermitPool, WaiterQueueOwner, Grantee {
-    final override val name: String? = diagnostics.name
+    final override val name: String? get() = diagnostics.name
 
-    init {
-        if (name != null) NamedPrimitives.register(this)
-    }
-
-    /** The kind a snapshot names ("Semaphore", "PrioritySemaphore"). */
+    /** The kind a snapshot names ("Semaphore", "PrioritySemaphore"): a constant, read during construction. */
     abstract val kind: String
 
+    init {
+        attach(this, kind, diagnostics)
+    }
+
     final override fun snapshot(): SemaphoreSnapshot = readCounts { it.toSnapshot(kind, name) }
+
+    final override fun addListener(listener: SemaphoreListener): ListenerRegistration =
+        this.addListenerFor(this, kind, diagnostics, listener)
+
+    final override fun holders(): List<HoldInfo> = this.holdersNow()
+
+    final override fun waiters(): List<WaitInfo> = this.waitersNow()
+
+    final override fun dump(): String = dumpOf(this)
 
     final override val waiterQueue: WaiterQueue get() = this
 

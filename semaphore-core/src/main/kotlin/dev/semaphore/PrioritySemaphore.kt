@@ -100,10 +100,10 @@ internal class PrioritySemaphoreImpl(
     override val kind: String get() = "PrioritySemaphore"
 
     override suspend fun acquire(permits: Int, priority: Int) {
-        if (!tryAcquirePermits(permits, priority)) acquireSuspending(permits, priority, this)
+        if (!tryAcquirePermits(permits, priority, waitsIfRefused = true)) acquireSuspending(permits, priority, this)
     }
 
-    override fun tryAcquire(permits: Int, priority: Int): Boolean = tryAcquirePermits(permits, priority) || refused()
+    override fun tryAcquire(permits: Int, priority: Int): Boolean = tryAcquirePermits(permits, priority) || refused(permits)
 
     override suspend fun tryAcquire(timeout: Duration, permits: Int, priority: Int): Boolean =
         tryAcquirePermits(permits, priority) || acquireWithin(permits, priority, this, timeout) { release(permits) }

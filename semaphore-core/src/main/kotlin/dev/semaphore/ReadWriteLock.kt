@@ -65,6 +65,11 @@ import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
 import dev.semaphore.internal.spinWait
+import dev.semaphore.internal.addListenerFor
+import dev.semaphore.internal.attach
+import dev.semaphore.internal.dumpOf
+import dev.semaphore.internal.holdersNow
+import dev.semaphore.internal.waitersNow
 import dev.semaphore.internal.toSnapshot
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
@@ -318,13 +323,13 @@ public suspend inline fun <T> ReadWriteLock.withUpgradableReadLock(action: () ->
  */
 internal class ReadWriteLockImpl(
     internal val total: Int,
-    diagnostics: Diagnostics = Diagnostics.NONE,
+    private val diagnostics: Diagnostics = Diagnostics.NONE,
 ) : ReadWriteLock, WaiterQueueOwner {
     init {
         require(total >= 4 && total % 2 == 0) { "the total must be even and at least 4, was $total" }
     }
 
-    override val name: String? = diagnostics.name
+    override val name: String? get() = diagnostics.name
 
     /** U: the upgradable read's permits; two of them exceed [total]. */
     internal val upgradablePermits = total / 2 + 1
@@ -344,8 +349,17 @@ internal class ReadWriteLockImpl(
     override fun close(cause: Throwable?) = waiterQueue.close(cause)
 
     init {
-        if (name != null) NamedPrimitives.register(this)
+        waiterQueue.attach(this, "ReadWriteLock", diagnostics)
     }
+
+    override fun addListener(listener: SemaphoreListener): ListenerRegistration =
+        waiterQueue.addListenerFor(this, "ReadWriteLock", diagnostics, listener)
+
+    override fun holders(): List<HoldInfo> = waiterQueue.holdersNow()
+
+    override fun waiters(): List<WaitInfo> = waiterQueue.waitersNow()
+
+    override fun dump(): String = dumpOf(this)
 
     override fun snapshot(): SemaphoreSnapshot = waiterQueue.readCounts { c ->
         val h = holds.load() // just after the engine's instant (see SemaphoreSnapshot)
@@ -361,7 +375,7 @@ internal class ReadWriteLockImpl(
         if (waiterQueue.tryAcquirePermits(1)) recordRead() else waiterQueue.acquireSuspending(1, 0, readRequests)
     }
 
-    override fun tryLockRead(): Boolean = tryTake(READ) || waiterQueue.refused()
+    override fun tryLockRead(): Boolean = tryTake(READ) || waiterQueue.refused(1)
 
     /** [tryLockRead] without counting a refusal: for a caller that waits next. */
     internal fun tryTakeRead(): Boolean = tryTake(READ)
@@ -384,7 +398,7 @@ internal class ReadWriteLockImpl(
         if (waiterQueue.tryAcquirePermits(total)) recordWrite() else waiterQueue.acquireSuspending(total, 0, writeRequests)
     }
 
-    override fun tryLockWrite(): Boolean = tryTake(WRITE) || waiterQueue.refused()
+    override fun tryLockWrite(): Boolean = tryTake(WRITE) || waiterQueue.refused(total)
 
     /** [tryLockWrite] without counting a refusal: for a caller that waits next. */
     internal fun tryTakeWrite(): Boolean = tryTake(WRITE)
@@ -424,7 +438,7 @@ internal class ReadWriteLockImpl(
         }
     }
 
-    override fun tryLockUpgradableRead(): Boolean = tryTake(UPGRADABLE_READ) || waiterQueue.refused()
+    override fun tryLockUpgradableRead(): Boolean = tryTake(UPGRADABLE_READ) || waiterQueue.refused(upgradablePermits)
 
     /** [tryLockUpgradableRead] without counting a refusal: for a caller that waits next. */
     internal fun tryTakeUpgradableRead(): Boolean = tryTake(UPGRADABLE_READ)

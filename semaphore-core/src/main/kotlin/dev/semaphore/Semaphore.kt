@@ -102,7 +102,7 @@ internal class SemaphoreImpl(permits: Int, diagnostics: Diagnostics = Diagnostic
         if (!tryAcquirePermits(permits, 0, waitsIfRefused = true)) acquireSuspending(permits, 0, this)
     }
 
-    override fun tryAcquire(permits: Int): Boolean = tryAcquirePermits(permits) || refused()
+    override fun tryAcquire(permits: Int): Boolean = tryAcquirePermits(permits) || refused(permits)
 
     override suspend fun tryAcquire(timeout: Duration, permits: Int): Boolean =
         tryAcquirePermits(permits) || acquireWithin(permits, 0, this, timeout) { release(permits) }

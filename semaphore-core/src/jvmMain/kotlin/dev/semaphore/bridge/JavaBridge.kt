@@ -26,6 +26,8 @@ import dev.semaphore.internal.GrantFuture
 import dev.semaphore.internal.ReadWriteHold
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.acquireBlocking
+import dev.semaphore.internal.announceDeadline
+import dev.semaphore.internal.clearDeadline
 import dev.semaphore.internal.notEngineBacked
 import dev.semaphore.internal.requestFuture
 import java.util.concurrent.CompletableFuture
@@ -64,7 +66,7 @@ public object JavaBridge {
     public fun <T> acquireAsync(pool: PermitPool, permits: Int, priority: Int, timeoutNanos: Long, onGrant: (Int) -> T): CompletableFuture<T> {
         val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
         return future({ queue.tryAcquirePermits(permits, priority) }, { onGrant(permits) }) {
-            waitFor(queue, timeoutNanos) { queue.requestFuture(permits, priority, queue, onGrant, permits) }
+            waitFor(queue, permits, timeoutNanos) { queue.requestFuture(permits, priority, queue, onGrant, permits) }
         }
     }
 
@@ -76,7 +78,7 @@ public object JavaBridge {
      */
     @JvmStatic
     public fun tryAcquire(pool: PermitPool, permits: Int, priority: Int): Boolean =
-        (pool as? QueueBackedPool ?: throw notEngineBacked(pool)).let { it.tryAcquirePermits(permits, priority) || it.refused() }
+        (pool as? QueueBackedPool ?: throw notEngineBacked(pool)).let { it.tryAcquirePermits(permits, priority) || it.refused(permits) }
 
     /**
      * Blocks the calling thread until [permits] permits of [pool] at [priority] are granted (true) or
@@ -91,7 +93,7 @@ public object JavaBridge {
     @Throws(InterruptedException::class)
     public fun acquireBlocking(pool: PermitPool, permits: Int, priority: Int, timeoutNanos: Long): Boolean {
         val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
-        return block(queue, timeoutNanos, { queue.tryAcquirePermits(permits, priority) }) { queue.acquireBlocking(permits, priority, queue, it) }
+        return block(queue, permits, timeoutNanos, { queue.tryAcquirePermits(permits, priority) }) { queue.acquireBlocking(permits, priority, queue, it) }
     }
 
     /**
@@ -103,7 +105,7 @@ public object JavaBridge {
         val impl = lock as? LockImpl ?: throw notEngineBacked(lock)
         val hold = impl.Hold(null)
         return future({ impl.tryTake(null, hold) }, { onGrant(hold) }) {
-            waitFor(impl.waiterQueue, timeoutNanos) { impl.waiterQueue.requestFuture(1, 0, hold, onGrant, hold) }
+            waitFor(impl.waiterQueue, 1, timeoutNanos) { impl.waiterQueue.requestFuture(1, 0, hold, onGrant, hold) }
         }
     }
 
@@ -113,7 +115,7 @@ public object JavaBridge {
     public fun lockBlocking(lock: Lock, timeoutNanos: Long): LockHold? {
         val impl = lock as? LockImpl ?: throw notEngineBacked(lock)
         val hold = impl.Hold(null)
-        val held = block(impl.waiterQueue, timeoutNanos, { impl.tryTake(null, hold) }) { impl.waiterQueue.acquireBlocking(1, 0, hold, it) }
+        val held = block(impl.waiterQueue, 1, timeoutNanos, { impl.tryTake(null, hold) }) { impl.waiterQueue.acquireBlocking(1, 0, hold, it) }
         return if (held) hold else null
     }
 
@@ -130,7 +132,7 @@ public object JavaBridge {
         val impl = lock.impl()
         val hold = ReadWriteHold(impl, kind)
         return future({ hold.tryTake() }, { onGrant(hold) }) {
-            waitFor(impl.waiterQueue, timeoutNanos) { impl.waiterQueue.requestFuture(hold.permits(), 0, hold.grantee(), onGrant, hold) }
+            waitFor(impl.waiterQueue, hold.permits(), timeoutNanos) { impl.waiterQueue.requestFuture(hold.permits(), 0, hold.grantee(), onGrant, hold) }
         }
     }
 
@@ -140,7 +142,7 @@ public object JavaBridge {
     public fun lockBlocking(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long): LockHold? {
         val impl = lock.impl()
         val hold = ReadWriteHold(impl, kind)
-        val held = block(impl.waiterQueue, timeoutNanos, { hold.tryTake() }) { impl.waiterQueue.acquireBlocking(hold.permits(), 0, hold.grantee(), it) }
+        val held = block(impl.waiterQueue, hold.permits(), timeoutNanos, { hold.tryTake() }) { impl.waiterQueue.acquireBlocking(hold.permits(), 0, hold.grantee(), it) }
         return if (held) hold else null
     }
 
@@ -173,7 +175,7 @@ public object JavaBridge {
         val upgrade = if (granted) {
             CompletableFuture.completedFuture(onGrant(write))
         } else {
-            waitFor(impl.waiterQueue, timeoutNanos, notUpgraded) {
+            waitFor(impl.waiterQueue, impl.upgradePermits, timeoutNanos, notUpgraded) {
                 impl.waiterQueue.requestFuture(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, onGrant, write, notUpgraded)
             }
         }
@@ -194,7 +196,7 @@ public object JavaBridge {
         val request = impl.UpgradeRequest(from::upgradeFailed)
         var upgraded = false
         try {
-            upgraded = block(impl.waiterQueue, timeoutNanos, { takeUpgradeNow(impl, request) }) {
+            upgraded = block(impl.waiterQueue, impl.upgradePermits, timeoutNanos, { takeUpgradeNow(impl, request) }) {
                 impl.waiterQueue.acquireBlocking(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, it)
             }
         } finally {
@@ -264,30 +266,44 @@ public object JavaBridge {
      */
     private fun <T> waitFor(
         line: WaiterQueue,
+        permits: Int,
         timeoutNanos: Long,
         notNow: () -> Unit = {},
         queue: () -> GrantFuture<T>,
     ): CompletableFuture<T> = try {
         when {
             timeoutNanos <= 0 -> {
-                line.refused() // a try without waiting
+                line.refused(permits) // a try without waiting
                 notNow()
                 CompletableFuture.failedFuture(
                     TimeoutException("not granted at once, and the timeout (${java.time.Duration.ofNanos(timeoutNanos)}) allowed no wait"),
                 )
             }
             timeoutNanos == NO_TIMEOUT -> queue()
-            else -> queue().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS)
+            else -> {
+                val announcer = line.announceDeadline(timeoutNanos) // for observation: the request's deadline
+                try {
+                    queue().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS)
+                } finally {
+                    if (announcer != null) clearDeadline(announcer)
+                }
+            }
         }
     } catch (e: SemaphoreClosedException) {
         notNow()
         CompletableFuture.failedFuture(e)
     }
 
-    private inline fun block(line: WaiterQueue, timeoutNanos: Long, tryNow: () -> Boolean, wait: (Long) -> Boolean): Boolean {
+    private inline fun block(line: WaiterQueue, permits: Int, timeoutNanos: Long, tryNow: () -> Boolean, wait: (Long) -> Boolean): Boolean {
         if (Thread.interrupted()) throw InterruptedException("interrupted before waiting for permits")
         if (tryNow()) return true
-        if (timeoutNanos <= 0) return line.refused() // a try without waiting
-        return wait(timeoutNanos)
+        if (timeoutNanos <= 0) return line.refused(permits) // a try without waiting
+        if (timeoutNanos == NO_TIMEOUT) return wait(timeoutNanos)
+        val announcer = line.announceDeadline(timeoutNanos) // for observation: the request's deadline
+        try {
+            return wait(timeoutNanos)
+        } finally {
+            if (announcer != null) clearDeadline(announcer)
+        }
     }
 }

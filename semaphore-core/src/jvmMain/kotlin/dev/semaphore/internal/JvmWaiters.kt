@@ -151,6 +151,8 @@ internal class FutureWaiter<A, T>(
 ) : PermitWaiter(permits, grantee) {
     override fun tryClaim(): Boolean = !future.isDone
 
+    override fun requester(): Requester = Requester.ofThread(grantee.owner, Requester.FUTURE)
+
     override fun onGranted() {
         if (!future.deliver(onGrant(arg))) handBack() // W3: completed by someone else since the claim
     }

@@ -65,6 +65,7 @@
 package dev.semaphore.internal
 
 import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.CoroutineName
 import kotlinx.coroutines.DisposableHandle
 import kotlinx.coroutines.InternalCoroutinesApi
 import kotlinx.coroutines.Job
@@ -124,6 +125,9 @@ private class SuspendWaiter(
 
     /** W2: at the offer, under the queue's lock, when the request does not fit at once. */
     override fun mayQueue(): Boolean = job?.isActive != false
+
+    override fun requester(): Requester =
+        Requester(Requester.COROUTINE, currentThread(), caller.context[CoroutineName]?.name, job, grantee.owner)
 
     override fun onGranted() = wake(GRANT)
 
@@ -305,12 +309,13 @@ internal suspend inline fun WaiterQueue.acquireWithin(
     timeout: Duration,
     giveBack: () -> Unit,
 ): Boolean {
-    if (!timeout.isPositive()) return refused() // a try without waiting
+    if (!timeout.isPositive()) return refused(permits) // a try without waiting
     if (timeout.isInfinite()) {
         acquireSuspending(permits, priority, grantee)
         return true
     }
     var acquired = false
+    val announcer = announceDeadline(timeout.inWholeNanoseconds) // for observation: the request's deadline
     try {
         withTimeoutOrNull(timeout) {
             acquireSuspending(permits, priority, grantee)
@@ -319,6 +324,8 @@ internal suspend inline fun WaiterQueue.acquireWithin(
     } catch (e: Throwable) {
         if (acquired) giveBack()
         throw e
+    } finally {
+        if (announcer != null) clearDeadline(announcer)
     }
     return acquired
 }

@@ -86,6 +86,9 @@ internal sealed interface WaitOrder {
     /** The waiters queued per base priority, highest first, levels with waiters only (empty in FIFO order). */
     fun countsByPriority(): Map<Int, Int>
 
+    /** The priority queued [w] (of base [priority]) is served at, at [now], after aging. */
+    fun effectivePriority(w: PermitWaiter, priority: Int, now: Long): Int = priority
+
     /** Whether [now] is used at all (false: the queue never reads its clock). */
     val usesClock: Boolean
 }
@@ -170,6 +173,12 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder {
     }
 
     override fun countAt(priority: Int): Int = levels[priority]?.size ?: 0
+
+    override fun effectivePriority(w: PermitWaiter, priority: Int, now: Long): Int {
+        if (agingNanos <= 0) return priority
+        val raised = priority.toLong() + (now - enqueuedAt(w)) / agingNanos
+        return if (raised > Int.MAX_VALUE) Int.MAX_VALUE else raised.toInt()
+    }
 
     override fun countsByPriority(): Map<Int, Int> =
         levels.values.filter { it.size > 0 }.sortedByDescending { it.priority }.associate { it.priority to it.size }

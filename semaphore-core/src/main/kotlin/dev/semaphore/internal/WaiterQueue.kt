@@ -33,7 +33,8 @@
  * I3  Slow path: a thread takes the lock by one CAS from any word whose high half is not LOCKED_HI
  *     to the LOCKED word holding the same available count; from then until it stores the word back
  *     (the unlock, a volatile store), it alone writes the word and the total. It stores a FAST word
- *     only if no waiter is queued, the queue is not closed and nothing is owed (available >= 0).
+ *     only if no waiter is queued, the queue is not closed, nothing is owed (available >= 0) and no
+ *     observer is installed (jvmMain/.../Observer.kt, O1: then every call takes this locked path).
  *     A thread that finds the word locked spins, then parks until an unlock (Platform.kt). The lock is
  *     not re-entrant: the engine never takes it twice (W4: callbacks under it do not call back).
  *     The published queue length and a waiter's status are release stores, not full fences: no
@@ -127,6 +128,9 @@ internal interface Grantee {
     /** [w] was granted but its requester went away before taking the permits (W3): give them back. */
     fun handBack(w: PermitWaiter)
 
+    /** The Lock owner this grantee asks for, or null (observation only). */
+    val owner: Any? get() = null
+
     /** [w] was offered and queued instead of granted, under the queue's lock (W4). */
     fun queued(w: PermitWaiter) {}
 
@@ -195,6 +199,12 @@ internal abstract class PermitWaiter(
     /** I7: true if [onGranted] and [onFailed] run no caller code on the calling thread. */
     open val wakesWithoutCallbacks: Boolean get() = false
 
+    /**
+     * Who asks, for observation (Observer.kt): called under the lock on the requester's own thread, at its
+     * offer. A coroutine's waiter names the coroutine; the default names the thread.
+     */
+    open fun requester(): Requester = Requester.ofThread(grantee.owner)
+
     /** W3: the requester went away after a successful claim; the permits go back through the grantee. */
     fun handBack() {
         check(status == GRANTED) { "only a granted waiter can hand its permits back" }
@@ -257,6 +267,15 @@ internal open class WaiterQueue(
     private var closedCount = 0L
     private var queuedPermits = 0L
 
+    /**
+     * The observer while this primitive is observed (Observer.kt): written under the lock only, read once
+     * per locked step into [wObs], and by [refused].
+     */
+    @Volatile
+    var observer: Observer? = null
+        private set
+    private var wObs: Observer? = null
+
     /** Permits free now; negative while reducePermits' debt is being repaid. */
     val availablePermits: Int get() = avail(load())
 
@@ -292,7 +311,11 @@ internal open class WaiterQueue(
      * under the lock anyway (and grants at once if the waiters left meanwhile). A caller that queues
      * behind others then takes the lock once, not twice.
      */
-    fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean): Boolean {
+    fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean): Boolean =
+        tryAcquirePermits(permits, priority, waitsIfRefused, null)
+
+    /** [tryAcquirePermits], naming the Lock [owner] that asks, for observation only. */
+    fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean, owner: Any?): Boolean {
         checkPermitCount(permits)
         val need = permits.toLong() shl 32
         while (true) {
@@ -310,17 +333,21 @@ internal open class WaiterQueue(
             return false
         }
         if (waitsIfRefused && loadQueued() > 0) return false
-        return tryAcquireSlow(permits, priority)
+        return tryAcquireSlow(permits, priority, waitsIfRefused, owner)
     }
 
     // Out of line, so that the fast path above stays small enough for the JIT to inline.
-    private fun tryAcquireSlow(permits: Int, priority: Int): Boolean {
+    private fun tryAcquireSlow(permits: Int, priority: Int, waitsIfRefused: Boolean, owner: Any?): Boolean {
         return locked {
             checkOpenLocked()
             require(permits <= wTotal) { tooMany(permits, wTotal) }
-            if (wAvail >= permits && order.newcomerLeads(priority, now())) {
+            val obs = wObs
+            if (obs != null && waitsIfRefused) {
+                false // observed: the caller's waiter asks next, and says who it is (O1)
+            } else if (wAvail >= permits && order.newcomerLeads(priority, now())) {
                 wAvail -= permits
                 lockedAcquired++
+                obs?.acquiredNow(permits, Requester.ofThread(owner))
                 true
             } else {
                 false
@@ -351,6 +378,7 @@ internal open class WaiterQueue(
                 if (wAvail >= waiter.permits && order.newcomerLeads(priority, now)) {
                     wAvail -= waiter.permits
                     lockedAcquired++
+                    wObs?.acquiredNow(waiter.permits, waiter.requester())
                     waiter.grantee.granted(waiter) // W4, before the status (W1)
                     waiter.setStatus(PermitWaiter.GRANTED)
                     OFFER_GRANTED
@@ -363,6 +391,7 @@ internal open class WaiterQueue(
                 } else {
                     order.add(waiter, priority, now)
                     queuedPermits += waiter.permits
+                    wObs?.queued(waiter, priority)
                     waiter.setStatus(PermitWaiter.QUEUED)
                     waiter.grantee.queued(waiter) // W4
                     OFFER_NOT_GRANTED
@@ -390,6 +419,7 @@ internal open class WaiterQueue(
                     order.remove(waiter)
                     queuedPermits -= waiter.permits
                     if (timedOut) timedOutCount++ else cancelledCount++
+                    wObs?.leftLine(waiter, timedOut)
                     waiter.setStatus(PermitWaiter.CANCELLED)
                     grantLocked()
                     true
@@ -423,6 +453,7 @@ internal open class WaiterQueue(
         locked {
             check(wAvail.toLong() + permits <= wTotal) { overRelease(permits, wAvail, wTotal) }
             wAvail += permits
+            wObs?.released(permits)
             grantLocked()
         }
     }
@@ -436,6 +467,7 @@ internal open class WaiterQueue(
             }
             wTotal += permits
             wAvail += permits
+            wObs?.resized(wTotal - permits, wTotal)
             grantLocked()
         }
     }
@@ -451,6 +483,7 @@ internal open class WaiterQueue(
             require(permits <= wTotal) { "cannot reduce by $permits permits: the total is only $wTotal" }
             wTotal -= permits
             wAvail -= permits
+            wObs?.resized(wTotal + permits, wTotal)
             grantLocked() // the head may now exceed the total and fail, letting those behind it fit
         }
     }
@@ -459,6 +492,7 @@ internal open class WaiterQueue(
     fun drainPermits(): Int = locked {
         val taken = if (wAvail > 0) wAvail else 0
         wAvail -= taken
+        if (taken > 0) wObs?.acquiredNow(taken, Requester.ofThread(null, Requester.DRAIN))
         taken
     }
 
@@ -471,13 +505,17 @@ internal open class WaiterQueue(
             if (!closed) {
                 closeCause = cause
                 closed = true
+                var failed = 0
                 while (true) {
                     val w = order.peek() ?: break
                     order.removeFirst(w)
                     queuedPermits -= w.permits
                     closedCount++
+                    failed++
+                    wObs?.failed(w)
                     failLocked(w, SemaphoreClosedException(cause))
                 }
+                wObs?.closed(cause, failed)
             }
         }
     }
@@ -502,13 +540,37 @@ internal open class WaiterQueue(
     }
 
     /**
-     * Counts a try that took nothing (a plain increment, as on the lock-free path) and returns false,
-     * for the front-ends' tryAcquire forms: `tryAcquirePermits(n) || refused()`.
+     * Counts a try of [permits] that took nothing (a plain increment, as on the lock-free path), tells an
+     * observer, and returns false, for the front-ends' tryAcquire forms: `tryAcquirePermits(n) || refused(n)`.
      */
-    fun refused(): Boolean {
+    fun refused(permits: Int): Boolean {
         freeRefused++
+        observer?.refused(permits)
         return false
     }
+
+    /** Installs an observer (O1) made by [make] if none is, under the lock, and runs [then] with it there. */
+    fun <R> observed(make: () -> Observer, then: (Observer) -> R): R = locked {
+        val o = wObs ?: make().also {
+            observer = it
+            wObs = it
+        }
+        then(o)
+    }
+
+    /** Removes [o] if it is still installed and nothing needs it any more: the lock-free paths return. */
+    fun observerMayGo(o: Observer) = locked {
+        if (wObs === o && !o.needed) {
+            observer = null
+            wObs = null
+        }
+    }
+
+    /** Runs [block] under the lock with the observer, if one is installed (O2: its records are read there). */
+    fun <R> withObserver(block: (Observer?, WaitOrder) -> R): R = locked { block(wObs, order) }
+
+    /** The queue's clock (for aging), in nanoseconds. */
+    fun clockNow(): Long = now()
 
     /**
      * The engine's part of a snapshot, read under the lock (I10: one instant), given to [build] with
@@ -528,6 +590,7 @@ internal open class WaiterQueue(
             c.cancelled = cancelledCount
             c.failedByClose = closedCount
             c.closed = closed
+            c.oldestWaitStart = wObs?.oldestWaitNanos()
         }
         c.acquired += freeAcquired // outside the lock: the lock-free counts are not the lock's (I2)
         c.refused += freeRefused
@@ -543,6 +606,7 @@ internal open class WaiterQueue(
             if (w.permits > wTotal) {
                 order.removeFirst(w)
                 queuedPermits -= w.permits
+                wObs?.failed(w)
                 failLocked(
                     w,
                     IllegalStateException(
@@ -557,11 +621,13 @@ internal open class WaiterQueue(
             if (!w.tryClaim()) { // W1
                 w.setStatus(PermitWaiter.CANCELLED) // its requester is gone; its cancel() will find nothing to do
                 cancelledCount++
+                wObs?.leftLine(w, false)
                 continue
             }
             wAvail -= w.permits
             lockedAcquired++
             afterWait++
+            wObs?.grantedAfterWait(w)
             w.grantee.granted(w) // W4, before the status (W1)
             w.setStatus(PermitWaiter.GRANTED)
             appendWake(w)
@@ -584,6 +650,7 @@ internal open class WaiterQueue(
         val s = lockWord()
         wTotal = total
         wAvail = avail(s)
+        wObs = observer
         var wake: PermitWaiter? = null
         try {
             return block()
@@ -594,9 +661,20 @@ internal open class WaiterQueue(
             wakeTail = null
             if (wTotal != total) total = wTotal
             val a = wAvail
+            val obs = wObs
+            val events = obs?.takePending()
+            wObs = null
             // I3: the unlock
-            unlockStore(if (a >= 0 && order.size == 0 && !closed) packFast(a, wTotal) else packSlow(a, SLOW_HI))
-            if (wake != null) wakeAll(wake)
+            unlockStore(if (a >= 0 && order.size == 0 && !closed && obs == null) packFast(a, wTotal) else packSlow(a, SLOW_HI))
+            if (events == null) {
+                if (wake != null) wakeAll(wake)
+            } else {
+                try {
+                    if (wake != null) wakeAll(wake)
+                } finally {
+                    obs.deliver(events) // O2: after the wakes, outside the lock
+                }
+            }
         }
     }
 
@@ -677,6 +755,9 @@ internal class EngineCounts {
     var cancelled = 0L
     var failedByClose = 0L
     var closed = false
+
+    /** System.nanoTime() when the oldest request in line joined it, if the queue is observed and one waits. */
+    var oldestWaitStart: Long? = null
 }
 
 // ---- the wake trampoline (I7) ----

@@ -1,0 +1,119 @@
+@file:Suppress("INAPPLICABLE_JVM_NAME")
+
+package dev.semaphore
+
+import java.time.Duration
+import java.time.Instant
+
+/**
+ * Told what happens to a primitive: added with [Inspectable.addListener], from Kotlin or Java (every
+ * method has an empty default, so implement only what you need). One interface for every primitive.
+ *
+ * **When and where it runs.** A primitive with a listener (or with holder tracking, a long-hold
+ * threshold or deadlock detection, see [Diagnostics]) is *observed*: all its calls take the internal
+ * lock, which is what makes every acquisition visible, and costs about one uncontended lock per call
+ * (measured in docs/benchmarks.md). A primitive that is not observed pays one read on its slow paths
+ * and nothing on its lock-free paths. The methods run on the thread whose call caused the event, after
+ * the primitive's lock is released: a grant made by a release is reported on the releasing thread;
+ * a long hold on the library's diagnostics thread. They must be quick and must not block. An exception
+ * thrown by a listener is logged (System.Logger "dev.semaphore") and does not reach the caller.
+ *
+ * What a listener sees is exact for what happened while it was added: a hold taken before is reported
+ * at its release with an unknown start ([HoldInfo.since] null).
+ */
+public interface SemaphoreListener {
+    /** [hold] was granted, after waiting [waited] in line ([Duration.ZERO] if granted at once). */
+    public fun onAcquired(primitive: Inspectable, hold: HoldInfo, waited: Duration) {}
+
+    /** [hold] ended; [HoldInfo.held] is how long it lasted (null if it began before observation). */
+    public fun onReleased(primitive: Inspectable, hold: HoldInfo) {}
+
+    /** A `try` form (without a timeout, or with one of zero) took nothing. */
+    public fun onRefused(primitive: Inspectable, permits: Int) {}
+
+    /** [request] left the line because its timeout passed; [WaitInfo.waited] is how long it waited. */
+    public fun onTimedOut(primitive: Inspectable, request: WaitInfo) {}
+
+    /** [request] left the line because its caller went away (a cancelled coroutine or future, an interrupted thread). */
+    public fun onCancelled(primitive: Inspectable, request: WaitInfo) {}
+
+    /** The primitive was closed; [failedRequests] requests in line failed with [SemaphoreClosedException]. */
+    public fun onClosed(primitive: Inspectable, cause: Throwable?, failedRequests: Int) {}
+
+    /** The total changed (addPermits, reducePermits). */
+    public fun onResized(primitive: Inspectable, oldTotal: Int, newTotal: Int) {}
+
+    /** [hold] has lasted longer than the primitive's long-hold threshold; reported once per hold. */
+    public fun onLongHold(primitive: Inspectable, hold: HoldInfo) {}
+
+    /** A hold reported by [onLongHold] ended at last, after [HoldInfo.held]. */
+    public fun onLongHoldReleased(primitive: Inspectable, hold: HoldInfo) {}
+}
+
+/** Stops a listener added by [Inspectable.addListener]; closing twice does nothing. */
+public fun interface ListenerRegistration : AutoCloseable {
+    override fun close()
+}
+
+/**
+ * One hold of permits, as inspection, listeners and events show it: who took it, how many, since when.
+ * [holder] names the taker as well as it is known: a coroutine (its `CoroutineName` and `Job`), a
+ * thread, a future's requesting thread, or a Lock's owner.
+ */
+public class HoldInfo internal constructor(
+    /** Who took the hold, in words: `coroutine "fetch" (StandaloneCoroutine{Active}@5e2de80c)`, `thread "main"`, `owner alice`. */
+    @get:JvmName("holder") public val holder: String,
+    /** The Lock's owner object, or null (no owner, or not a Lock). */
+    @get:JvmName("owner") public val owner: Any?,
+    /** The permits of this hold. */
+    @get:JvmName("permits") public val permits: Int,
+    /** When it was granted (wall clock), or null if it began before the primitive was observed. */
+    @get:JvmName("since") public val since: Instant?,
+    /** How long it has lasted (at release: how long it lasted), or null if unknown. */
+    @get:JvmName("held") public val held: Duration?,
+    /** Where it was acquired, if stacks are captured ([Diagnostics.captureStacks]); else empty. */
+    @get:JvmName("stack") public val stack: List<StackTraceElement>,
+) {
+    override fun toString(): String = buildString {
+        append(permits).append(if (permits == 1) " permit" else " permits").append(" held by ").append(holder)
+        if (held != null) append(" for ").append(formatDuration(held))
+        appendStack(stack)
+    }
+}
+
+/** One request waiting in line, as inspection, listeners and events show it. */
+public class WaitInfo internal constructor(
+    /** Who waits, in words (as [HoldInfo.holder]). */
+    @get:JvmName("requester") public val requester: String,
+    /** The Lock's owner object, or null. */
+    @get:JvmName("owner") public val owner: Any?,
+    /** The permits asked for. */
+    @get:JvmName("permits") public val permits: Int,
+    /** The priority asked for (0 except on a [PrioritySemaphore]). */
+    @get:JvmName("priority") public val priority: Int,
+    /** The priority it is served at now, after aging (as [priority] without aging). */
+    @get:JvmName("effectivePriority") public val effectivePriority: Int,
+    /** When it joined the line (wall clock). */
+    @get:JvmName("since") public val since: Instant,
+    /** How long it has waited (at the end of the wait: how long it waited). */
+    @get:JvmName("waited") public val waited: Duration,
+    /** When its timeout ends, or null if it waits without one (or its timeout is not the library's: a `withTimeout` around `acquire`). */
+    @get:JvmName("deadline") public val deadline: Instant?,
+    /** Where it asked, if stacks are captured; else empty. */
+    @get:JvmName("stack") public val stack: List<StackTraceElement>,
+) {
+    override fun toString(): String = buildString {
+        append(requester).append(" waits for ").append(permits).append(if (permits == 1) " permit" else " permits")
+        if (priority != 0 || effectivePriority != priority) {
+            append(" at priority ").append(priority)
+            if (effectivePriority != priority) append(" (now ").append(effectivePriority).append(')')
+        }
+        append(" since ").append(formatDuration(waited)).append(" ago")
+        if (deadline != null) append(", until ").append(deadline)
+        appendStack(stack)
+    }
+}
+
+private fun StringBuilder.appendStack(stack: List<StackTraceElement>) {
+    for (frame in stack) append("\n        at ").append(frame)
+}

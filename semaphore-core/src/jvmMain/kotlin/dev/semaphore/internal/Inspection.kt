@@ -1,0 +1,94 @@
+/*
+ * The diagnostics every front-end shares (Inspectable): naming, observation, listeners, holders, waiters,
+ * dumps and the long-hold watch. The front-ends delegate here, so each is one line per member.
+ */
+package dev.semaphore.internal
+
+import dev.semaphore.Diagnostics
+import dev.semaphore.HoldInfo
+import dev.semaphore.Inspectable
+import dev.semaphore.ListenerRegistration
+import dev.semaphore.NamedPrimitives
+import dev.semaphore.SemaphoreListener
+import dev.semaphore.WaitInfo
+import java.lang.ref.WeakReference
+import java.util.concurrent.ScheduledFuture
+import java.util.concurrent.ScheduledThreadPoolExecutor
+import java.util.concurrent.TimeUnit
+
+/** At the creation of [primitive] (of [kind]) on this queue: registers its name, and observes it if [config] asks. */
+internal fun WaiterQueue.attach(primitive: Inspectable, kind: String, config: Diagnostics) {
+    if (config.name != null) NamedPrimitives.register(primitive)
+    if (config.observesFromCreation) {
+        observed({ Observer(primitive, this, kind, config) }) {}
+        config.longHoldThreshold?.let { LongHolds.watch(this, it.inWholeNanoseconds) }
+    }
+}
+
+internal fun WaiterQueue.addListenerFor(
+    primitive: Inspectable,
+    kind: String,
+    config: Diagnostics,
+    listener: SemaphoreListener,
+): ListenerRegistration = observed({ Observer(primitive, this, kind, config) }) { it.addListener(listener) }
+
+internal fun WaiterQueue.holdersNow(): List<HoldInfo> = withObserver { o, _ -> o?.holdInfos() } ?: emptyList()
+
+internal fun WaiterQueue.waitersNow(): List<WaitInfo> = withObserver { o, order -> o?.waitInfos(order) } ?: emptyList()
+
+/** [Inspectable.dump]: the snapshot's line, then one line per hold and per request in line (if recorded). */
+internal fun dumpOf(p: Inspectable): String = buildString {
+    append(p.snapshot())
+    val holders = p.holders()
+    val waiters = p.waiters()
+    if (holders.isNotEmpty()) {
+        append("\n  holders:")
+        for (h in holders) append("\n    ").append(h.toString().replace("\n", "\n    "))
+    }
+    if (waiters.isNotEmpty()) {
+        append("\n  waiting, in the order they came:")
+        for (w in waiters) append("\n    ").append(w.toString().replace("\n", "\n    "))
+    }
+}
+
+/**
+ * The long-hold watch: one daemon thread for the process ("semaphore-diagnostics"), started by the first
+ * primitive with a threshold. Each such primitive is looked at every quarter of its threshold (at
+ * least every 10 ms, at most every second), through a weak reference: a primitive nobody references
+ * stops being watched when it is collected.
+ */
+internal object LongHolds {
+    private val executor: ScheduledThreadPoolExecutor by lazy {
+        ScheduledThreadPoolExecutor(1) { r ->
+            Thread(r, "semaphore-diagnostics").apply { isDaemon = true }
+        }.apply { removeOnCancelPolicy = true }
+    }
+
+    fun watch(queue: WaiterQueue, thresholdNanos: Long) {
+        val ref = WeakReference(queue)
+        val period = (thresholdNanos / 4).coerceIn(TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1))
+        val task = Task(ref, thresholdNanos)
+        task.future = executor.scheduleWithFixedDelay(task, period, period, TimeUnit.NANOSECONDS)
+    }
+
+    /** How many primitives are watched now (for the tests of the bound). */
+    fun watched(): Int = executor.queue.size
+
+    private class Task(private val ref: WeakReference<WaiterQueue>, private val thresholdNanos: Long) : Runnable {
+        @Volatile
+        var future: ScheduledFuture<*>? = null
+
+        override fun run() {
+            val q = ref.get()
+            if (q == null) {
+                future?.cancel(false)
+                return
+            }
+            try {
+                q.withObserver { o, _ -> o?.collectLongHolds(thresholdNanos) } // delivered by the unlock (O2)
+            } catch (t: Throwable) {
+                Observer.LOG.log(System.Logger.Level.WARNING, "the long-hold watch failed once; it goes on", t)
+            }
+        }
+    }
+}

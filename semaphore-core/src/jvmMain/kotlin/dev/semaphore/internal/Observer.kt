@@ -1,0 +1,377 @@
+/*
+ * OBSERVATION: what a primitive records about its holds and waits while it is observed (a listener, or
+ * tracking or a long-hold threshold chosen at creation; see Diagnostics). The engine (WaiterQueue.kt)
+ * calls the hooks below under its lock, with the one waiter protocol unchanged; this file adds no rule
+ * to the engine's, only these:
+ * O1  While an Observer is installed, the engine never stores a FAST word (its I3 gains one condition),
+ *     so every acquisition and release takes the locked path and passes through a hook here. Installing
+ *     one is a locked step, so a call on the lock-free path either finished before it or takes the lock.
+ * O2  Records (waits and holds) are read and written only under the engine's lock; events are collected
+ *     there and handed out by the unlock (takePending), then delivered by the thread that unlocked, after
+ *     its wakes, to listeners and JFR. A listener's exception is logged, never thrown to the caller.
+ * O3  A hold that began before observation is unknown here: its release is reported with an unknown
+ *     start. Releases are anonymous on a semaphore (release(n) names no hold), so a release ends, in this
+ *     order: a hold of n permits taken by the releasing thread (latest first), the oldest hold of n
+ *     permits, then the oldest holds, in part if need be. A Lock has one hold at a time, so its records are
+ *     exact; a ReadWriteLock's reads are anonymous like a semaphore's.
+ * Bounds: one record per waiter in line and per hold alive, and the events of one locked step.
+ */
+package dev.semaphore.internal
+
+import dev.semaphore.Diagnostics
+import dev.semaphore.HoldInfo
+import dev.semaphore.Inspectable
+import dev.semaphore.ListenerRegistration
+import dev.semaphore.SemaphoreListener
+import dev.semaphore.Tracking
+import dev.semaphore.WaitInfo
+import java.time.Duration
+import java.time.Instant
+import java.util.concurrent.atomic.AtomicBoolean
+
+/** Who asked: captured on the requester's thread, described only when someone looks. */
+internal class Requester(
+    private val what: Int,
+    val thread: Thread?,
+    private val coroutineName: String?,
+    /** The coroutine's Job, or null. */
+    val job: Any?,
+    /** A Lock's owner, or null. */
+    val owner: Any?,
+) {
+    fun describe(): String = buildString {
+        if (owner != null) append("owner ").append(owner).append(" (")
+        when (what) {
+            COROUTINE -> {
+                append("coroutine")
+                if (coroutineName != null) append(" \"").append(coroutineName).append('"')
+                if (job != null) append(' ').append(job)
+            }
+            FUTURE -> append("future requested on thread \"").append(thread?.name).append('"')
+            THREAD -> append("thread \"").append(thread?.name).append('"')
+            else -> append("drainPermits() on thread \"").append(thread?.name).append('"')
+        }
+        if (owner != null) append(')')
+    }
+
+    override fun toString(): String = describe()
+
+    companion object {
+        const val THREAD = 0
+        const val COROUTINE = 1
+        const val FUTURE = 2
+        const val DRAIN = 3
+
+        fun ofThread(owner: Any?, what: Int = THREAD): Requester = Requester(what, Thread.currentThread(), null, null, owner)
+    }
+}
+
+internal class WaitRecord(
+    val requester: Requester,
+    val permits: Int,
+    val priority: Int,
+    val sinceNanos: Long,
+    val deadlineNanos: Long,
+    val stack: Array<StackTraceElement>?,
+) {
+    var jfr: Any? = null
+}
+
+internal class HoldRecord(
+    val requester: Requester,
+    var permits: Int,
+    val sinceNanos: Long,
+    val stack: Array<StackTraceElement>?,
+) {
+    var reportedLong = false
+    var jfr: Any? = null
+}
+
+/** An event collected under the engine's lock (O2), delivered after it. */
+internal sealed class Pending {
+    class Acquired(val hold: HoldInfo, val waited: Duration, val jfrWait: Any?, val request: WaitInfo?) : Pending()
+    class Released(val hold: HoldInfo, val wasLong: Boolean, val jfr: Any?) : Pending()
+    class LeftLine(val request: WaitInfo, val timedOut: Boolean, val jfr: Any?) : Pending()
+    class Failed(val request: WaitInfo, val jfr: Any?) : Pending()
+    class Closed(val cause: Throwable?, val failed: Int) : Pending()
+    class Resized(val oldTotal: Int, val newTotal: Int) : Pending()
+    class LongHold(val hold: HoldInfo) : Pending()
+}
+
+internal class Observer(
+    val primitive: Inspectable,
+    private val queue: WaiterQueue,
+    /** The primitive's kind, as its snapshot names it. */
+    val kind: String,
+    private val config: Diagnostics,
+) {
+    @Volatile
+    private var listeners: Array<SemaphoreListener> = NO_LISTENERS
+
+    private val waits = LinkedHashMap<PermitWaiter, WaitRecord>()
+    private val holds = ArrayList<HoldRecord>()
+    private var pending: ArrayList<Pending>? = null
+    private val captureStacks = config.tracking == Tracking.HOLDERS_AND_STACKS
+
+    /** Whether it must stay installed: a listener, or the primitive's [Diagnostics] ask for observation. */
+    val needed: Boolean get() = listeners.isNotEmpty() || config.observesFromCreation
+
+    val name: String? get() = primitive.name
+
+    // ---- hooks, under the engine's lock (O2) ----
+
+    fun acquiredNow(permits: Int, requester: Requester) {
+        announcedDeadline.remove()
+        val now = System.nanoTime()
+        val rec = HoldRecord(requester, permits, now, stackIfCaptured())
+        rec.jfr = Jfr.beginHold()
+        holds.add(rec)
+        add(Pending.Acquired(holdInfo(rec, now), Duration.ZERO, null, null))
+    }
+
+    fun queued(w: PermitWaiter, priority: Int) {
+        val deadline = announcedDeadline.get()
+        if (deadline != null) announcedDeadline.remove()
+        val rec = WaitRecord(w.requester(), w.permits, priority, System.nanoTime(), deadline ?: NO_DEADLINE, stackIfCaptured())
+        rec.jfr = Jfr.beginWait()
+        waits[w] = rec
+    }
+
+    fun grantedAfterWait(w: PermitWaiter) {
+        val now = System.nanoTime()
+        val wait = waits.remove(w)
+        val requester = wait?.requester ?: w.requester()
+        val rec = HoldRecord(requester, w.permits, now, wait?.stack)
+        rec.jfr = Jfr.beginHold()
+        holds.add(rec)
+        val waited = if (wait == null) Duration.ZERO else Duration.ofNanos(now - wait.sinceNanos)
+        add(Pending.Acquired(holdInfo(rec, now), waited, wait?.jfr, wait?.let { waitInfo(it, now, null) }))
+    }
+
+    fun leftLine(w: PermitWaiter, timedOut: Boolean) {
+        val rec = waits.remove(w) ?: return
+        add(Pending.LeftLine(waitInfo(rec, System.nanoTime(), null), timedOut, rec.jfr))
+    }
+
+    fun failed(w: PermitWaiter) {
+        val rec = waits.remove(w) ?: return
+        add(Pending.Failed(waitInfo(rec, System.nanoTime(), null), rec.jfr))
+    }
+
+    fun closed(cause: Throwable?, failed: Int) = add(Pending.Closed(cause, failed))
+
+    fun resized(oldTotal: Int, newTotal: Int) = add(Pending.Resized(oldTotal, newTotal))
+
+    /** O3: ends the holds that a release of [permits] ends. */
+    fun released(permits: Int) {
+        val now = System.nanoTime()
+        val me = Thread.currentThread()
+        var i = holds.indexOfLast { it.permits == permits && it.requester.thread === me }
+        if (i < 0) i = holds.indexOfFirst { it.permits == permits }
+        if (i >= 0) {
+            end(holds.removeAt(i), permits, now)
+            return
+        }
+        var left = permits
+        while (left > 0 && holds.isNotEmpty()) {
+            val rec = holds[0]
+            val take = minOf(left, rec.permits)
+            if (take == rec.permits) holds.removeAt(0) else rec.permits -= take
+            end(rec, take, now)
+            left -= take
+        }
+        if (left > 0) { // holds taken before observation (O3)
+            add(Pending.Released(HoldInfo(UNKNOWN_HOLDER, null, left, null, null, emptyList()), false, null))
+        }
+    }
+
+    private fun end(rec: HoldRecord, permits: Int, now: Long) {
+        val info = HoldInfo(
+            rec.requester.describe(), rec.requester.owner, permits, since(rec.sinceNanos, now),
+            Duration.ofNanos(now - rec.sinceNanos), rec.stack.frames(),
+        )
+        add(Pending.Released(info, rec.reportedLong, rec.jfr))
+    }
+
+    /** Under the lock: reports the holds older than [thresholdNanos] not reported yet (once each). */
+    fun collectLongHolds(thresholdNanos: Long) {
+        val now = System.nanoTime()
+        for (rec in holds) {
+            if (!rec.reportedLong && now - rec.sinceNanos >= thresholdNanos) {
+                rec.reportedLong = true
+                add(Pending.LongHold(holdInfo(rec, now)))
+            }
+        }
+    }
+
+    fun holdInfos(): List<HoldInfo> {
+        val now = System.nanoTime()
+        return holds.map { holdInfo(it, now) }
+    }
+
+    fun waitInfos(order: WaitOrder): List<WaitInfo> {
+        val now = System.nanoTime()
+        val clock = queue.clockNow()
+        return waits.map { (w, rec) -> waitInfo(rec, now, order.effectivePriority(w, rec.priority, clock)) }
+    }
+
+    /** System.nanoTime() when the oldest request in line joined it, or null. */
+    fun oldestWaitNanos(): Long? = waits.values.minOfOrNull { it.sinceNanos }
+
+    fun takePending(): List<Pending>? {
+        val p = pending ?: return null
+        pending = null
+        return p
+    }
+
+    // ---- delivery, after the unlock (O2) ----
+
+    fun deliver(events: List<Pending>) {
+        val ls = listeners
+        for (e in events) {
+            Jfr.record(this, e)
+            for (l in ls) {
+                try {
+                    when (e) {
+                        is Pending.Acquired -> l.onAcquired(primitive, e.hold, e.waited)
+                        is Pending.Released -> {
+                            l.onReleased(primitive, e.hold)
+                            if (e.wasLong) l.onLongHoldReleased(primitive, e.hold)
+                        }
+                        is Pending.LeftLine -> if (e.timedOut) l.onTimedOut(primitive, e.request) else l.onCancelled(primitive, e.request)
+                        is Pending.Failed -> {}
+                        is Pending.Closed -> l.onClosed(primitive, e.cause, e.failed)
+                        is Pending.Resized -> l.onResized(primitive, e.oldTotal, e.newTotal)
+                        is Pending.LongHold -> l.onLongHold(primitive, e.hold)
+                    }
+                } catch (t: Throwable) {
+                    reportListenerError(l, t)
+                }
+            }
+            if (e is Pending.LongHold) {
+                LOG.log(System.Logger.Level.WARNING, "${describePrimitive()}: a hold has lasted longer than ${config.longHoldThresholdText()}: ${e.hold}")
+            } else if (e is Pending.Released && e.wasLong) {
+                LOG.log(System.Logger.Level.INFO, "${describePrimitive()}: a long hold reported before has ended: ${e.hold}")
+            }
+        }
+    }
+
+    /** A `try` took nothing: not under the lock, delivered at once. */
+    fun refused(permits: Int) {
+        for (l in listeners) {
+            try {
+                l.onRefused(primitive, permits)
+            } catch (t: Throwable) {
+                reportListenerError(l, t)
+            }
+        }
+    }
+
+    /** Under the engine's lock, so that a removal cannot race with an addition (see [needed]). */
+    fun addListener(listener: SemaphoreListener): ListenerRegistration {
+        listeners = listeners + listener
+        return object : ListenerRegistration {
+            private val open = AtomicBoolean(true)
+
+            override fun close() {
+                if (!open.compareAndSet(true, false)) return
+                queue.withObserver { _, _ ->
+                    val i = listeners.indexOf(listener)
+                    if (i >= 0) listeners = listeners.filterIndexed { j, _ -> j != i }.toTypedArray()
+                }
+                queue.observerMayGo(this@Observer)
+            }
+
+            override fun toString(): String = "registration of $listener on ${describePrimitive()}"
+        }
+    }
+
+    fun describePrimitive(): String = kind + (primitive.name?.let { " \"$it\"" } ?: "")
+
+    // ---- helpers ----
+
+    private fun add(e: Pending) {
+        (pending ?: ArrayList<Pending>(4).also { pending = it }).add(e)
+    }
+
+    private fun stackIfCaptured(): Array<StackTraceElement>? = if (captureStacks) callerStack() else null
+
+    private fun holdInfo(rec: HoldRecord, now: Long) = HoldInfo(
+        rec.requester.describe(),
+        rec.requester.owner,
+        rec.permits,
+        since(rec.sinceNanos, now),
+        Duration.ofNanos(now - rec.sinceNanos),
+        rec.stack.frames(),
+    )
+
+    private fun waitInfo(rec: WaitRecord, now: Long, effective: Int?) = WaitInfo(
+        rec.requester.describe(),
+        rec.requester.owner,
+        rec.permits,
+        rec.priority,
+        effective ?: rec.priority,
+        since(rec.sinceNanos, now),
+        Duration.ofNanos(now - rec.sinceNanos),
+        if (rec.deadlineNanos == NO_DEADLINE) null else since(rec.deadlineNanos, now),
+        rec.stack.frames(),
+    )
+
+    private fun reportListenerError(l: SemaphoreListener, t: Throwable) =
+        LOG.log(System.Logger.Level.WARNING, "listener $l of ${describePrimitive()} threw; the primitive is unaffected", t)
+
+    companion object {
+        private val NO_LISTENERS = emptyArray<SemaphoreListener>()
+        private const val NO_DEADLINE = Long.MIN_VALUE
+        private const val UNKNOWN_HOLDER = "a holder from before observation began"
+        val LOG: System.Logger = System.getLogger("dev.semaphore")
+
+        /**
+         * A deadline (System.nanoTime) a timed request announces on its own thread just before its offer;
+         * the offer's hook takes it (queued, or granted at once), and the announcer clears it after.
+         */
+        val announcedDeadline = ThreadLocal<Long?>()
+
+        /** The wall-clock time of [nanos] on System.nanoTime's clock, read at [now]. */
+        private fun since(nanos: Long, now: Long): Instant = Instant.now().minusNanos(now - nanos)
+
+        private fun Array<StackTraceElement>?.frames(): List<StackTraceElement> = this?.asList() ?: emptyList()
+
+        /** The caller's stack, without the library's own frames (and the coroutine machinery) at its top. */
+        fun callerStack(): Array<StackTraceElement> {
+            val all = Throwable().stackTrace
+            var i = 0
+            while (i < all.size && isLibraryFrame(all[i].className)) i++
+            return all.copyOfRange(i, all.size)
+        }
+
+        private fun isLibraryFrame(c: String): Boolean =
+            LIBRARY_PREFIXES.any { c.startsWith(it) } || c.startsWith("kotlinx.coroutines.") || c.startsWith("kotlin.coroutines.")
+
+        /** The library's own classes: its engine, bridge, Java facade and the front-ends' implementations. */
+        private val LIBRARY_PREFIXES = listOf(
+            "dev.semaphore.internal.", "dev.semaphore.bridge.", "dev.semaphore.async.",
+            "dev.semaphore.SemaphoreImpl", "dev.semaphore.PrioritySemaphoreImpl", "dev.semaphore.LockImpl",
+            "dev.semaphore.ReadWriteLockImpl", "dev.semaphore.QueueBackedPool",
+        )
+    }
+}
+
+/**
+ * For a timed request about to be offered on this thread: announces its deadline, [timeoutNanos] from
+ * now, if [this] queue is observed (the offer's hook takes it), and returns the thread to clear it on
+ * after the offer ([clearDeadline]); null, and nothing done, if the queue is not observed.
+ */
+internal fun WaiterQueue.announceDeadline(timeoutNanos: Long): Thread? {
+    if (observer == null) return null
+    val now = System.nanoTime()
+    Observer.announcedDeadline.set(if (timeoutNanos > Long.MAX_VALUE - now) Long.MAX_VALUE else now + timeoutNanos)
+    return Thread.currentThread()
+}
+
+/** Clears an announcement that no offer took (granted at once, or refused by an exception), on its own thread. */
+internal fun clearDeadline(announcer: Thread) {
+    if (Thread.currentThread() === announcer) Observer.announcedDeadline.remove()
+}
+
+internal fun currentThread(): Thread = Thread.currentThread()
