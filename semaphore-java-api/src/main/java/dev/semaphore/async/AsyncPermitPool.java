@@ -3,10 +3,16 @@ package dev.semaphore.async;
 import static dev.semaphore.bridge.JavaBridge.NO_TIMEOUT;
 
 import dev.semaphore.Diagnostics;
+import dev.semaphore.HoldInfo;
+import dev.semaphore.Inspectable;
+import dev.semaphore.ListenerRegistration;
 import dev.semaphore.PermitPool;
+import dev.semaphore.SemaphoreListener;
 import dev.semaphore.SemaphoreSnapshot;
+import dev.semaphore.WaitInfo;
 import dev.semaphore.bridge.JavaBridge;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -222,6 +228,29 @@ public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPriori
      */
     public final SemaphoreSnapshot snapshot() {
         return pool.snapshot();
+    }
+
+    /**
+     * @param listener told of this primitive's events from now on (override only the methods you need)
+     * @return its registration, to close; see {@link Inspectable#addListener(SemaphoreListener)}
+     */
+    public final ListenerRegistration addListener(SemaphoreListener listener) {
+        return pool.addListener(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /** @return the holds alive now, oldest first, while observed; see {@link Inspectable#holders()} */
+    public final List<HoldInfo> holders() {
+        return pool.holders();
+    }
+
+    /** @return the requests in line now, in the order they came, while observed; see {@link Inspectable#waiters()} */
+    public final List<WaitInfo> waiters() {
+        return pool.waiters();
+    }
+
+    /** @return the snapshot's line, then one line per holder and request in line; see {@link Inspectable#dump()} */
+    public final String dump() {
+        return pool.dump();
     }
 
     /** @param permits how many to add to the total; see {@link PermitPool#addPermits(int)} */
