@@ -28,6 +28,16 @@ public interface SemaphoreListener {
     /** [hold] ended; [HoldInfo.held] is how long it lasted (null if it began before observation). */
     public fun onReleased(primitive: Inspectable, hold: HoldInfo) {}
 
+    /**
+     * A Java `Permit` for [hold] was garbage-collected without being closed, its permits still held
+     * through it: a leak, reported once, on the library's leak thread ("semaphore-leaks"). Nothing is
+     * given back: code may still end the hold anonymously (`release(n)`, `unlock()`), and giving back
+     * first would let a second holder in. [HoldInfo.held] is how long it had been held when found;
+     * [HoldInfo.stack] the acquiring stack, if captured. Watched only for permits handed out while the
+     * primitive was observed (docs/diagnostics.md, "Leaks").
+     */
+    public fun onLeak(primitive: Inspectable, hold: HoldInfo) {}
+
     /** A `try` form (without a timeout, or with one of zero) took nothing. */
     public fun onRefused(primitive: Inspectable, permits: Int) {}
 

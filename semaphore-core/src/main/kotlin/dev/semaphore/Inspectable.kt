@@ -15,7 +15,8 @@ public interface Inspectable {
 
     /**
      * Adds [listener]: it is told of every acquisition, release, refusal, timeout, cancellation, close,
-     * resize and long hold from now on, until the returned registration is closed. The primitive is
+     * resize and long hold from now on, and of every leaked Java `Permit`, until the returned registration
+     * is closed. The primitive is
      * observed while it has a listener (its calls take its internal lock: see [SemaphoreListener]).
      */
     public fun addListener(listener: SemaphoreListener): ListenerRegistration

@@ -298,6 +298,8 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
             waiterQueue.release(1)
         }
 
+        override val isHeld: Boolean get() = holder.load() === this
+
         override fun toString(): String = "LockHold(owner=$owner)"
     }
 

@@ -23,6 +23,8 @@ import dev.semaphore.ReadWriteLock
 import dev.semaphore.ReadWriteLockImpl
 import dev.semaphore.SemaphoreClosedException
 import dev.semaphore.internal.GrantFuture
+import dev.semaphore.internal.Leaks
+import dev.semaphore.internal.PermitHold
 import dev.semaphore.internal.ReadWriteHold
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.acquireBlocking
@@ -30,6 +32,7 @@ import dev.semaphore.internal.announceDeadline
 import dev.semaphore.internal.clearDeadline
 import dev.semaphore.internal.notEngineBacked
 import dev.semaphore.internal.requestFuture
+import dev.semaphore.internal.requestWatchedFuture
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
@@ -71,6 +74,66 @@ public object JavaBridge {
     }
 
     /**
+     * [acquireAsync] for a handle that can leak (the Java `Permit`): `onGrant(permits)` makes it while
+     * [pool] is not observed, as above; while it is, `onWatched(permits, hold)` makes it, its close must
+     * call `hold.unlock()` (which gives the permits back, once), and it is watched for a leak
+     * (internal/Leaks.kt, K1-K3). The lock-free path is the same as [acquireAsync]'s.
+     */
+    @JvmStatic
+    public fun <T : Any> acquireAsync(
+        pool: PermitPool,
+        permits: Int,
+        priority: Int,
+        timeoutNanos: Long,
+        onGrant: (Int) -> T,
+        onWatched: (Int, LockHold) -> T,
+    ): CompletableFuture<T> {
+        val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
+        // Observed, a request that may wait is refused here and made by its waiter (K1).
+        return future({ queue.tryAcquirePermits(permits, priority, timeoutNanos > 0) }, { grantedNow(queue, permits, timeoutNanos, onGrant, onWatched) }) {
+            waitForPermits(queue, permits, priority, timeoutNanos, onGrant, onWatched)
+        }
+    }
+
+    /** The part of [acquireAsync] for a request not granted at once, out of line (see [future]). */
+    private fun <T : Any> waitForPermits(
+        queue: QueueBackedPool,
+        permits: Int,
+        priority: Int,
+        timeoutNanos: Long,
+        onGrant: (Int) -> T,
+        onWatched: (Int, LockHold) -> T,
+    ): CompletableFuture<T> = waitFor(queue, permits, timeoutNanos) {
+        if (queue.observer == null) {
+            queue.requestFuture(permits, priority, queue, onGrant, permits)
+        } else {
+            queue.requestWatchedFuture(permits, priority, queue, { onWatched(permits, it) }, PermitHold(queue, permits))
+        }
+    }
+
+    /**
+     * Blocks as [acquireBlocking], and makes the handle of the permits as [acquireAsync] with `onWatched`
+     * does: null if [timeoutNanos] passed, nothing held.
+     */
+    @JvmStatic
+    @Throws(InterruptedException::class)
+    public fun <T : Any> acquireBlocking(
+        pool: PermitPool,
+        permits: Int,
+        priority: Int,
+        timeoutNanos: Long,
+        onGrant: (Int) -> T,
+        onWatched: (Int, LockHold) -> T,
+    ): T? {
+        val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
+        return when (blockFor(queue, permits, timeoutNanos, { queue.tryAcquirePermits(permits, priority, timeoutNanos > 0) }) { queue.acquireBlocking(permits, priority, queue, it) }) {
+            AT_ONCE -> grantedNow(queue, permits, timeoutNanos, onGrant, onWatched)
+            AFTER_WAIT -> if (queue.observer == null) onGrant(permits) else watchedPermits(queue, permits, onWatched)
+            else -> null
+        }
+    }
+
+    /**
      * Takes [permits] permits of [pool] at [priority] now if they are free and no queued waiter should be
      * served first (no barging); false otherwise, with nothing held. Never waits.
      * @throws IllegalArgumentException if [permits] < 1 or more than the total.
@@ -104,19 +167,28 @@ public object JavaBridge {
     public fun <T> lockAsync(lock: Lock, timeoutNanos: Long, onGrant: (LockHold) -> T): CompletableFuture<T> {
         val impl = lock as? LockImpl ?: throw notEngineBacked(lock)
         val hold = impl.Hold(null)
-        return future({ impl.tryTake(null, hold) }, { onGrant(hold) }) {
-            waitFor(impl.waiterQueue, 1, timeoutNanos) { impl.waiterQueue.requestFuture(1, 0, hold, onGrant, hold) }
+        val queue = impl.waiterQueue
+        return future({ impl.tryTake(null, hold) }, { Leaks.watchIfObserved(queue, onGrant(hold), hold) { 1 } }) {
+            waitFor(queue, 1, timeoutNanos) { requestHold(queue, 1, 0, hold, hold, onGrant) }
         }
     }
 
     /** Blocks until [lock] is granted and returns its [LockHold], or null if [timeoutNanos] passed; as [acquireBlocking]. */
     @JvmStatic
     @Throws(InterruptedException::class)
-    public fun lockBlocking(lock: Lock, timeoutNanos: Long): LockHold? {
+    public fun lockBlocking(lock: Lock, timeoutNanos: Long): LockHold? = lockBlocking(lock, timeoutNanos) { it }
+
+    /**
+     * [lockBlocking] that returns `onGrant(hold)`, a handle that can leak: while [lock] is observed it is
+     * watched (internal/Leaks.kt); its close must end `hold`.
+     */
+    @JvmStatic
+    @Throws(InterruptedException::class)
+    public fun <T : Any> lockBlocking(lock: Lock, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
         val impl = lock as? LockImpl ?: throw notEngineBacked(lock)
         val hold = impl.Hold(null)
         val held = block(impl.waiterQueue, 1, timeoutNanos, { impl.tryTake(null, hold) }) { impl.waiterQueue.acquireBlocking(1, 0, hold, it) }
-        return if (held) hold else null
+        return if (held) Leaks.watchIfObserved(impl.waiterQueue, onGrant(hold), hold) { 1 } else null
     }
 
     /**
@@ -131,19 +203,25 @@ public object JavaBridge {
     public fun <T> lockAsync(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long, onGrant: (LockHold) -> T): CompletableFuture<T> {
         val impl = lock.impl()
         val hold = ReadWriteHold(impl, kind)
-        return future({ hold.tryTake() }, { onGrant(hold) }) {
-            waitFor(impl.waiterQueue, hold.permits(), timeoutNanos) { impl.waiterQueue.requestFuture(hold.permits(), 0, hold.grantee(), onGrant, hold) }
+        val queue = impl.waiterQueue
+        return future({ hold.tryTake() }, { Leaks.watchIfObserved(queue, onGrant(hold), hold) { hold.permits() } }) {
+            waitFor(queue, hold.permits(), timeoutNanos) { requestHold(queue, hold.permits(), 0, hold.grantee(), hold, onGrant) }
         }
     }
 
     /** Blocks until a hold of [kind] of [lock] is granted and returns it, or null if [timeoutNanos] passed; as [acquireBlocking]. */
     @JvmStatic
     @Throws(InterruptedException::class)
-    public fun lockBlocking(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long): LockHold? {
+    public fun lockBlocking(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long): LockHold? = lockBlocking(lock, kind, timeoutNanos) { it }
+
+    /** [lockBlocking] that returns `onGrant(hold)`, a handle watched for a leak while [lock] is observed (as for a Lock). */
+    @JvmStatic
+    @Throws(InterruptedException::class)
+    public fun <T : Any> lockBlocking(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
         val impl = lock.impl()
         val hold = ReadWriteHold(impl, kind)
         val held = block(impl.waiterQueue, hold.permits(), timeoutNanos, { hold.tryTake() }) { impl.waiterQueue.acquireBlocking(hold.permits(), 0, hold.grantee(), it) }
-        return if (held) hold else null
+        return if (held) Leaks.watchIfObserved(impl.waiterQueue, onGrant(hold), hold) { hold.permits() } else null
     }
 
     /**
@@ -173,10 +251,10 @@ public object JavaBridge {
         // A delivered future spends `from` (H3: its unlock finds the future done); a grant that the future
         // refuses is handed back, and the request's afterHandBack gives `from` its upgradable read back.
         val upgrade = if (granted) {
-            CompletableFuture.completedFuture(onGrant(write))
+            CompletableFuture.completedFuture(Leaks.watchIfObserved(impl.waiterQueue, onGrant(write), write) { impl.upgradePermits })
         } else {
             waitFor(impl.waiterQueue, impl.upgradePermits, timeoutNanos, notUpgraded) {
-                impl.waiterQueue.requestFuture(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, onGrant, write, notUpgraded)
+                requestHold(impl.waiterQueue, impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, write, onGrant, notUpgraded)
             }
         }
         from.upgrade = upgrade
@@ -190,7 +268,13 @@ public object JavaBridge {
      */
     @JvmStatic
     @Throws(InterruptedException::class)
-    public fun upgradeBlocking(lock: ReadWriteLock, upgradable: LockHold?, timeoutNanos: Long): LockHold? {
+    public fun upgradeBlocking(lock: ReadWriteLock, upgradable: LockHold?, timeoutNanos: Long): LockHold? =
+        upgradeBlocking(lock, upgradable, timeoutNanos) { it }
+
+    /** [upgradeBlocking] that returns `onGrant(writeHold)`, a handle watched for a leak while [lock] is observed. */
+    @JvmStatic
+    @Throws(InterruptedException::class)
+    public fun <T : Any> upgradeBlocking(lock: ReadWriteLock, upgradable: LockHold?, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
         val impl = lock.impl()
         val from = ReadWriteHold.beginUpgrade(impl, upgradable)
         val request = impl.UpgradeRequest(from::upgradeFailed)
@@ -202,7 +286,9 @@ public object JavaBridge {
         } finally {
             if (upgraded) from.upgraded() else if (!request.wasGranted) upgradeNeverGranted(impl, from) // else handed back (H2)
         }
-        return if (upgraded) ReadWriteHold(impl, HoldKind.WRITE) else null
+        if (!upgraded) return null
+        val write = ReadWriteHold(impl, HoldKind.WRITE)
+        return Leaks.watchIfObserved(impl.waiterQueue, onGrant(write), write) { impl.upgradePermits }
     }
 
     /**
@@ -212,7 +298,11 @@ public object JavaBridge {
      * @throws IllegalStateException if [write] was already ended or spent; nothing changes.
      */
     @JvmStatic
-    public fun downgrade(lock: ReadWriteLock, write: LockHold?): LockHold {
+    public fun downgrade(lock: ReadWriteLock, write: LockHold?): LockHold = downgrade(lock, write) { it }
+
+    /** [downgrade] that returns `onGrant(readHold)`, a handle watched for a leak while [lock] is observed. */
+    @JvmStatic
+    public fun <T : Any> downgrade(lock: ReadWriteLock, write: LockHold?, onGrant: (LockHold) -> T): T {
         val impl = lock.impl()
         val from = ReadWriteHold.spend(impl, write, HoldKind.WRITE, "downgrade")
         try {
@@ -221,7 +311,8 @@ public object JavaBridge {
             from.unspend()
             throw e
         }
-        return ReadWriteHold(impl, HoldKind.READ)
+        val read = ReadWriteHold(impl, HoldKind.READ)
+        return Leaks.watchIfObserved(impl.waiterQueue, onGrant(read), read) { 1 }
     }
 
     /**
@@ -233,7 +324,38 @@ public object JavaBridge {
     public fun prioritySemaphore(permits: Int, aging: java.time.Duration?, diagnostics: Diagnostics): PrioritySemaphore =
         PrioritySemaphore(permits, aging?.toKotlinDuration(), diagnostics = diagnostics)
 
+    /**
+     * How many handles were ever watched for a leak in this process (internal/Leaks.kt, K1): for the tests
+     * that an unobserved primitive watches none.
+     */
+    @JvmStatic
+    public fun watchedHandles(): Long = Leaks.watchedCount()
+
     private fun ReadWriteLock.impl(): ReadWriteLockImpl = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
+
+    /** A pool's grant made at once: a watched handle only if the request was a try and the pool is observed (K1). */
+    private inline fun <T : Any> grantedNow(queue: WaiterQueue, permits: Int, timeoutNanos: Long, onGrant: (Int) -> T, noinline onWatched: (Int, LockHold) -> T): T =
+        if (timeoutNanos <= 0 && queue.observer != null) watchedPermits(queue, permits, onWatched) else onGrant(permits)
+
+    private fun <T : Any> watchedPermits(queue: WaiterQueue, permits: Int, onWatched: (Int, LockHold) -> T): T {
+        val hold = PermitHold(queue, permits)
+        return Leaks.watchIfObserved(queue, onWatched(permits, hold), hold) { permits }
+    }
+
+    /** A lock hold's request that waits: by a watched waiter while [queue] is observed (K1). */
+    private fun <T> requestHold(
+        queue: WaiterQueue,
+        permits: Int,
+        priority: Int,
+        grantee: dev.semaphore.internal.Grantee,
+        hold: LockHold,
+        onGrant: (LockHold) -> T,
+        onWithdrawn: (() -> Unit)? = null,
+    ): GrantFuture<T> {
+        @Suppress("UNCHECKED_CAST") // T is the handle, never null (onGrant must not return null)
+        if (queue.observer != null) return queue.requestWatchedFuture(permits, priority, grantee, onGrant as (LockHold) -> Any, hold, onWithdrawn) as GrantFuture<T>
+        return queue.requestFuture(permits, priority, grantee, onGrant, hold, onWithdrawn)
+    }
 
     private fun takeUpgradeNow(lock: ReadWriteLockImpl, request: ReadWriteLockImpl.UpgradeRequest): Boolean =
         lock.tryTakeUpgrade().also { if (it) request.wasGranted = true }
@@ -294,16 +416,27 @@ public object JavaBridge {
         CompletableFuture.failedFuture(e)
     }
 
-    private inline fun block(line: WaiterQueue, permits: Int, timeoutNanos: Long, tryNow: () -> Boolean, wait: (Long) -> Boolean): Boolean {
+    private inline fun block(line: WaiterQueue, permits: Int, timeoutNanos: Long, tryNow: () -> Boolean, wait: (Long) -> Boolean): Boolean =
+        blockFor(line, permits, timeoutNanos, tryNow, wait) != NOT_HELD
+
+    /** [block], saying how: [NOT_HELD], [AT_ONCE] (by [tryNow]) or [AFTER_WAIT] (by [wait], which may also grant at once). */
+    private inline fun blockFor(line: WaiterQueue, permits: Int, timeoutNanos: Long, tryNow: () -> Boolean, wait: (Long) -> Boolean): Int {
         if (Thread.interrupted()) throw InterruptedException("interrupted before waiting for permits")
-        if (tryNow()) return true
-        if (timeoutNanos <= 0) return line.refused(permits) // a try without waiting
-        if (timeoutNanos == NO_TIMEOUT) return wait(timeoutNanos)
+        if (tryNow()) return AT_ONCE
+        if (timeoutNanos <= 0) {
+            line.refused(permits) // a try without waiting
+            return NOT_HELD
+        }
+        if (timeoutNanos == NO_TIMEOUT) return if (wait(timeoutNanos)) AFTER_WAIT else NOT_HELD
         val announcer = line.announceDeadline(timeoutNanos) // for observation: the request's deadline
         try {
-            return wait(timeoutNanos)
+            return if (wait(timeoutNanos)) AFTER_WAIT else NOT_HELD
         } finally {
             if (announcer != null) clearDeadline(announcer)
         }
     }
+
+    private const val NOT_HELD = 0
+    private const val AT_ONCE = 1
+    private const val AFTER_WAIT = 2
 }

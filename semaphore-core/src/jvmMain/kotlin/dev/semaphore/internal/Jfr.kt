@@ -41,6 +41,11 @@ internal object Jfr {
         if (available) JfrEvents.record(o, e)
     }
 
+    /** A Java handle leaked (Leaks.kt): one event, on the leak thread. */
+    fun leaked(primitive: String?, kind: String, hold: HoldInfo) {
+        if (available) JfrEvents.leaked(primitive, kind, hold)
+    }
+
     /** Registers the periodic statistics event for the named primitives (once). */
     fun registerStatistics() {
         if (available) JfrEvents.registerStatistics
@@ -89,6 +94,18 @@ private object JfrEvents {
             }
             else -> {}
         }
+    }
+
+    fun leaked(primitive: String?, kind: String, hold: HoldInfo) {
+        val ev = LeakEvent()
+        if (!ev.isEnabled) return
+        ev.primitive = primitive
+        ev.kind = kind
+        ev.holder = hold.holder
+        ev.permits = hold.permits
+        ev.heldFor = hold.held?.toNanos() ?: 0L
+        ev.acquiredAt = hold.stack.joinToString("\n")
+        ev.commit()
     }
 
     private fun WaitEvent.commit(o: Observer, request: WaitInfo?, outcome: String) {
@@ -172,6 +189,20 @@ internal class LongHoldEvent : Event() {
     @Label("Holder") @JvmField var holder: String? = null
     @Label("Permits") @JvmField var permits: Int = 0
     @Label("Held For") @Timespan(Timespan.NANOSECONDS) @JvmField var heldFor: Long = 0
+    @Label("Acquired At") @Description("The acquiring stack, if captured") @JvmField var acquiredAt: String? = null
+}
+
+@Name("dev.semaphore.Leak")
+@Label("Semaphore Leak")
+@Category("Semaphore")
+@Description("A Java Permit garbage-collected without being closed, its permits still held through it; they are not given back")
+@StackTrace(false)
+internal class LeakEvent : Event() {
+    @Label("Primitive") @JvmField var primitive: String? = null
+    @Label("Kind") @JvmField var kind: String? = null
+    @Label("Holder") @Description("Who took the permits: a future's requesting thread, a thread") @JvmField var holder: String? = null
+    @Label("Permits") @JvmField var permits: Int = 0
+    @Label("Held For") @Description("From the grant to the leak's discovery") @Timespan(Timespan.NANOSECONDS) @JvmField var heldFor: Long = 0
     @Label("Acquired At") @Description("The acquiring stack, if captured") @JvmField var acquiredAt: String? = null
 }
 

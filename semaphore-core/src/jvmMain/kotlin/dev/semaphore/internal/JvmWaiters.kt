@@ -94,7 +94,7 @@ internal open class GrantFuture<T> : CompletableFuture<T>() {
  * it to finish before it completes the future, and a failure runs it before failing the future, so
  * whoever sees the future done also sees its effects.
  */
-private class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : GrantFuture<T>() {
+internal class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : GrantFuture<T>() {
     /** 0: [onWithdrawn] not run; 1: running; 2: done. */
     @Volatile
     private var withdrawnHook = 0
@@ -141,12 +141,12 @@ private class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : GrantF
     }
 }
 
-/** A waiter whose grant completes a [GrantFuture] with `onGrant(arg)`. */
-internal class FutureWaiter<A, T>(
+/** A waiter whose grant completes a [GrantFuture] with `onGrant(arg)` (open for Leaks.kt's watched kind). */
+internal open class FutureWaiter<A, T>(
     permits: Int,
     grantee: Grantee,
-    private val onGrant: (A) -> T,
-    private val arg: A,
+    protected val onGrant: (A) -> T,
+    protected val arg: A,
     val future: GrantFuture<T>,
 ) : PermitWaiter(permits, grantee) {
     override fun tryClaim(): Boolean = !future.isDone

@@ -267,6 +267,20 @@ internal class Observer(
         }
     }
 
+    /** Under the engine's lock: the latest hold alive that [matches], for a Java handle's leak watch (Leaks.kt). */
+    fun lastHoldWhere(matches: (HoldRecord) -> Boolean): HoldRecord? = holds.lastOrNull(matches)
+
+    /** A handle leaked (Leaks.kt): not under the lock, delivered at once, on the leak thread. */
+    fun leaked(hold: HoldInfo) {
+        for (l in listeners) {
+            try {
+                l.onLeak(primitive, hold)
+            } catch (t: Throwable) {
+                reportListenerError(l, t)
+            }
+        }
+    }
+
     /** Under the engine's lock, so that a removal cannot race with an addition (see [needed]). */
     fun addListener(listener: SemaphoreListener): ListenerRegistration {
         listeners = listeners + listener
@@ -346,11 +360,16 @@ internal class Observer(
         }
 
         private fun isLibraryFrame(c: String): Boolean =
-            LIBRARY_PREFIXES.any { c.startsWith(it) } || c.startsWith("kotlinx.coroutines.") || c.startsWith("kotlin.coroutines.")
+            LIBRARY_PREFIXES.any { c.startsWith(it) } || c.startsWith("kotlinx.coroutines.") || c.startsWith("kotlin.coroutines.") ||
+                c.startsWith(JAVA_FACADE_PACKAGE) && c.substring(JAVA_FACADE_PACKAGE.length).substringBefore('$') in JAVA_FACADE
 
-        /** The library's own classes: its engine, bridge, Java facade and the front-ends' implementations. */
+        /** The Java facade's classes (and their nested and lambda classes), not its package: its tests live there. */
+        private const val JAVA_FACADE_PACKAGE = "dev.semaphore.async."
+        private val JAVA_FACADE = setOf("AsyncPermitPool", "AsyncSemaphore", "AsyncPrioritySemaphore", "AsyncLock", "AsyncReadWriteLock", "Permit", "Waits")
+
+        /** The library's own classes: its engine, bridge and the front-ends' implementations. */
         private val LIBRARY_PREFIXES = listOf(
-            "dev.semaphore.internal.", "dev.semaphore.bridge.", "dev.semaphore.async.",
+            "dev.semaphore.internal.", "dev.semaphore.bridge.",
             "dev.semaphore.SemaphoreImpl", "dev.semaphore.PrioritySemaphoreImpl", "dev.semaphore.LockImpl",
             "dev.semaphore.ReadWriteLockImpl", "dev.semaphore.QueueBackedPool",
         )

@@ -80,6 +80,9 @@ internal class ReadWriteHold(private val lock: ReadWriteLockImpl, private val ki
         }
     }
 
+    /** Only LIVE: an ended or spent hold is another's or nobody's; an UPGRADING one is the upgrade's to settle (H2, H3). */
+    override val isHeld: Boolean get() = state.get() == LIVE
+
     /** H1. */
     fun unspend() {
         state.compareAndSet(SPENT, LIVE)

@@ -12,4 +12,11 @@ public interface LockHold {
      * @throws IllegalStateException if this hold already ended (someone unlocked the lock); nothing changes.
      */
     public fun unlock()
+
+    /**
+     * True while the permits of this hold are held through it: not ended (by [unlock], or, for a Lock, by
+     * anyone), not spent by an upgrade or downgrade. A handle collected while this is true leaked
+     * (internal/Leaks.kt).
+     */
+    public val isHeld: Boolean
 }
