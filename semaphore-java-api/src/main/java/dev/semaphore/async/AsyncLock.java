@@ -130,7 +130,7 @@ public final class AsyncLock {
      * @throws InterruptedException if interrupted, with nothing held
      */
     public Permit lockBlocking() throws InterruptedException {
-        return new Permit(Objects.requireNonNull(JavaBridge.lockBlocking(kotlin, NO_TIMEOUT)));
+        return Objects.requireNonNull(JavaBridge.lockBlocking(kotlin, NO_TIMEOUT, Permit.OF_HOLD));
     }
 
     /**
@@ -139,7 +139,7 @@ public final class AsyncLock {
      * @throws InterruptedException if interrupted, with nothing held
      */
     public Optional<Permit> lockBlocking(Duration timeout) throws InterruptedException {
-        return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, Waits.nanos(timeout))).map(Permit::new);
+        return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, Waits.nanos(timeout), Permit.OF_HOLD));
     }
 
     /** @return true if the lock was free and nobody waited; unlock with {@link #unlock()}. Never waits. */

@@ -64,7 +64,7 @@ public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPriori
      * @return a future of the permit
      */
     public final CompletableFuture<Permit> acquire(int permits) {
-        return JavaBridge.acquireAsync(pool, permits, priority, NO_TIMEOUT, newPermit);
+        return JavaBridge.acquireAsync(pool, permits, priority, NO_TIMEOUT, newPermit, Permit.OF_PERMITS_HOLD);
     }
 
     /** @return a future of one permit that fails after {@code timeout}; see {@link #acquire(int, Duration)} */
@@ -81,7 +81,7 @@ public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPriori
      * @return a future of the permit
      */
     public final CompletableFuture<Permit> acquire(int permits, Duration timeout) {
-        return JavaBridge.acquireAsync(pool, permits, priority, Waits.nanos(timeout), newPermit);
+        return JavaBridge.acquireAsync(pool, permits, priority, Waits.nanos(timeout), newPermit, Permit.OF_PERMITS_HOLD);
     }
 
     /**
@@ -101,8 +101,7 @@ public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPriori
      * @throws InterruptedException if interrupted, with nothing held
      */
     public final Permit acquireBlocking(int permits) throws InterruptedException {
-        JavaBridge.acquireBlocking(pool, permits, priority, NO_TIMEOUT);
-        return new Permit(permits, pool);
+        return Objects.requireNonNull(JavaBridge.acquireBlocking(pool, permits, priority, NO_TIMEOUT, newPermit, Permit.OF_PERMITS_HOLD));
     }
 
     /**
@@ -121,7 +120,7 @@ public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPriori
      * @throws InterruptedException if interrupted, with nothing held
      */
     public final Optional<Permit> acquireBlocking(int permits, Duration timeout) throws InterruptedException {
-        return tryAcquire(permits, timeout) ? Optional.of(new Permit(permits, pool)) : Optional.empty();
+        return Optional.ofNullable(JavaBridge.acquireBlocking(pool, permits, priority, Waits.nanos(timeout), newPermit, Permit.OF_PERMITS_HOLD));
     }
 
     /** @return true if one permit was free and nobody waited ahead; give it back with {@link #release()} */

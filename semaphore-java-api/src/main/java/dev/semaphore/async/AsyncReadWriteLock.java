@@ -340,7 +340,7 @@ public final class AsyncReadWriteLock {
      * @throws InterruptedException if interrupted, with the upgradable read still held
      */
     public Permit upgradeBlocking(Permit upgradable) throws InterruptedException {
-        return new Permit(Objects.requireNonNull(JavaBridge.upgradeBlocking(kotlin, hold(upgradable, "upgradable"), NO_TIMEOUT)));
+        return Objects.requireNonNull(JavaBridge.upgradeBlocking(kotlin, hold(upgradable, "upgradable"), NO_TIMEOUT, Permit.OF_HOLD));
     }
 
     /**
@@ -353,7 +353,7 @@ public final class AsyncReadWriteLock {
      * @throws InterruptedException if interrupted, with the upgradable read still held
      */
     public Optional<Permit> upgradeBlocking(Permit upgradable, Duration timeout) throws InterruptedException {
-        return Optional.ofNullable(JavaBridge.upgradeBlocking(kotlin, hold(upgradable, "upgradable"), Waits.nanos(timeout))).map(Permit::new);
+        return Optional.ofNullable(JavaBridge.upgradeBlocking(kotlin, hold(upgradable, "upgradable"), Waits.nanos(timeout), Permit.OF_HOLD));
     }
 
     /**
@@ -365,7 +365,7 @@ public final class AsyncReadWriteLock {
      * @throws IllegalStateException if {@code write} was closed or downgraded already; nothing changes
      */
     public Permit downgrade(Permit write) {
-        return new Permit(JavaBridge.downgrade(kotlin, hold(write, "write")));
+        return JavaBridge.downgrade(kotlin, hold(write, "write"), Permit.OF_HOLD);
     }
 
     // ---- queries and close ----
@@ -410,7 +410,7 @@ public final class AsyncReadWriteLock {
     }
 
     private Optional<Permit> blocking(HoldKind kind, long nanos) throws InterruptedException {
-        return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, kind, nanos)).map(Permit::new);
+        return Optional.ofNullable(JavaBridge.lockBlocking(kotlin, kind, nanos, Permit.OF_HOLD));
     }
 
     private static dev.semaphore.bridge.@Nullable LockHold hold(Permit permit, String name) {

@@ -4,13 +4,16 @@ import dev.semaphore.PermitPool;
 import dev.semaphore.bridge.LockHold;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import kotlin.jvm.functions.Function1;
+import kotlin.jvm.functions.Function2;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Permits held from an {@link AsyncSemaphore} or {@link AsyncPrioritySemaphore}, or one hold of an
  * {@link AsyncLock} or {@link AsyncReadWriteLock}: a plain handle whose {@link #close()} gives them back,
  * exactly once. Made for try-with-resources. A permit that is never closed stays held forever; there is
- * no finalizer.
+ * no finalizer. While its primitive is observed (a listener, or {@code Diagnostics} tracking), a permit
+ * garbage-collected without being closed is reported as a leak, and its permits are not given back: see
+ * {@link dev.semaphore.SemaphoreListener#onLeak(dev.semaphore.Inspectable, dev.semaphore.HoldInfo)}.
  */
 public final class Permit implements AutoCloseable {
     private static final AtomicIntegerFieldUpdater<Permit> STATE =
@@ -18,6 +21,9 @@ public final class Permit implements AutoCloseable {
 
     /** Makes the permit of a lock hold the engine granted; one for all locks, so a request allocates no function. */
     static final Function1<LockHold, Permit> OF_HOLD = Permit::new;
+
+    /** Makes a watched permit of a semaphore (observed: its close ends the hold, which gives the permits back). */
+    static final Function2<Integer, LockHold, Permit> OF_PERMITS_HOLD = Permit::new;
 
     private final @Nullable PermitPool pool;
     final @Nullable LockHold hold; // read by AsyncReadWriteLock's upgrade and downgrade
@@ -32,9 +38,14 @@ public final class Permit implements AutoCloseable {
 
     /** One lock {@code hold}. */
     Permit(LockHold hold) {
+        this(1, hold);
+    }
+
+    /** {@code permits} permits (1 for a lock) whose {@code hold} gives them back. */
+    Permit(int permits, LockHold hold) {
         this.pool = null;
         this.hold = hold;
-        STATE.lazySet(this, 1);
+        STATE.lazySet(this, permits);
     }
 
     /** @return how many permits this handle holds (1 for a lock); it does not change when closed */
