@@ -136,7 +136,12 @@ class ModuleBoundaryTest {
         Path src = dir.resolve("src");
         Path info = write(src, "module-info.java", MODULE);
         Path sneaky = write(src, "demo/Sneaky.java", USES_THE_BRIDGE);
-        String diagnostics = javac(List.of("--module-path", libraryPath(), "-d", dir.resolve("out").toString()), info, sneaky);
+        // An explicit, empty class path, as below: without one, the in-process javac takes this test JVM's
+        // java.class.path, where the bridge also sits in the unnamed module, and which of the two
+        // declarations its error names then varies with the JVM's identity hashes (so with the test classes).
+        Path emptyClassPath = Files.createDirectories(dir.resolve("no-classes"));
+        String diagnostics = javac(List.of("--module-path", libraryPath(), "-classpath", emptyClassPath.toString(),
+                "-d", dir.resolve("out").toString()), info, sneaky);
         assertTrue(diagnostics != null, "a module-path program compiled against dev.semaphore.bridge");
         assertTrue(diagnostics.contains("package dev.semaphore.bridge is declared in module dev.semaphore.core, which does not export it to module demo.app"),
                 diagnostics);
