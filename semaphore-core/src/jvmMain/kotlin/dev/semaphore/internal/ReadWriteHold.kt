@@ -112,7 +112,7 @@ internal class ReadWriteHold(private val lock: ReadWriteLockImpl, private val ki
         /** H1: spends [hold], which must be a LIVE hold of [kind] of [lock], for [operation]; throws otherwise, changing nothing. */
         fun spend(lock: ReadWriteLockImpl, hold: LockHold?, kind: HoldKind, operation: String, to: Int = SPENT): ReadWriteHold {
             require(hold is ReadWriteHold && hold.lock === lock && hold.kind == kind) {
-                "$operation needs a $kind hold of this lock, got ${hold ?: "no lock hold (permits of a semaphore?)"}"
+                "$operation needs a $kind hold of this lock, got ${hold?.takeIf { it !is PermitHold } ?: "no lock hold (permits of a semaphore?)"}"
             }
             check(hold.state.compareAndSet(LIVE, to)) { "$operation of a $kind hold that was already ${STATES[hold.state.get()]}" }
             return hold

@@ -3,6 +3,7 @@ package dev.semaphore.async;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -207,6 +208,21 @@ class LeakTest {
         quietLock.addListener(new SemaphoreListener() {}).close(); // observed for a moment only
         quietLock.lock().join().close();
         assertEquals(before + 4, JavaBridge.watchedHandles());
+    }
+
+    @Test
+    void aWatchedSemaphorePermitLooksAndIsRefusedAsAnyOther() throws Exception {
+        AsyncSemaphore observed = AsyncSemaphore.create(2, Diagnostics.NONE.withTracking(Tracking.HOLDERS));
+        AsyncReadWriteLock rw = AsyncReadWriteLock.create();
+        long before = JavaBridge.watchedHandles();
+        try (Permit watched = observed.acquireBlocking(2)) {
+            assertEquals(before + 1, JavaBridge.watchedHandles());
+            assertEquals("Permit(2 permits, held)", watched.toString());
+            assertEquals(2, watched.permits());
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> rw.upgrade(watched));
+            assertEquals("upgrade needs a UPGRADABLE_READ hold of this lock, got no lock hold (permits of a semaphore?)", e.getMessage());
+        }
+        assertEquals(2, observed.availablePermits());
     }
 
     @Test
