@@ -32,14 +32,16 @@ public class DeadlockParticipant internal constructor(
     @get:JvmName("waitsOn") public val waitsOn: String,
     /** Its request in that primitive's line. */
     @get:JvmName("request") public val request: WaitInfo,
-    /** What it holds, one entry per hold: `Lock "ledger": 1 permit held by ... for 2.0s`. */
+    /** What it holds, one entry per hold: `Lock "ledger": 1 permit for 2.0s`. */
     @get:JvmName("holds") public val holds: List<String>,
     /** Why it waits for the next participant: `held by the next` or `behind the next in line`. */
     @get:JvmName("blockedBecause") public val blockedBecause: String,
 ) {
     override fun toString(): String = buildString {
-        append(who).append("\n  waits on ").append(waitsOn).append(" (").append(blockedBecause).append("): ")
-        append(request.toString().replace("\n", "\n  "))
+        append(who).append("\n  waits on ").append(waitsOn).append(" for ").append(request.permits)
+        append(if (request.permits == 1) " permit" else " permits").append(" (").append(blockedBecause).append(")")
+        request.waited.let { append(", since ").append(formatDuration(it)).append(" ago") }
+        for (frame in request.stack) append("\n      at ").append(frame)
         for (h in holds) append("\n  holds ").append(h.replace("\n", "\n  "))
     }
 }

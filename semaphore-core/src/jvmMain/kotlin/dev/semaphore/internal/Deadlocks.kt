@@ -145,7 +145,12 @@ internal object Deadlocks {
             val who = participant(step.request.requester)
             val holds = ArrayList<String>()
             for (v in views) for (h in v.holds) {
-                if (participant(h.requester) === who) holds += v.observer.describePrimitive() + ": " + v.observer.holdInfoOf(h)
+                if (participant(h.requester) === who) {
+                    val info = v.observer.holdInfoOf(h)
+                    holds += v.observer.describePrimitive() + ": " + info.permits + (if (info.permits == 1) " permit" else " permits") +
+                        (info.held?.let { " for " + dev.semaphore.formatDuration(it) } ?: "") +
+                        info.stack.joinToString("") { "\n    at $it" }
+                }
             }
             DeadlockParticipant(
                 who = describeParticipant(who, step.request.requester),
