@@ -63,6 +63,8 @@ final class Binding {
     private final WeakReference<Inspectable> primitive;
     private final List<Meter> meters = new ArrayList<>();
     private final Set<Object> owners = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The listener's meters, if this binding has them; weakly: the listener's registration holds the primitive. */
+    private @Nullable WeakReference<EventMeters> events;
     private Cleaner.@Nullable Cleanable cleanable;
     private boolean removed;
 
@@ -81,17 +83,20 @@ final class Binding {
 
     /**
      * Binds {@code primitive}'s meters to {@code registry} under {@code tags} for {@code owner}, or adds {@code owner} to the binding
-     * that has them already for the same primitive.
+     * that has them already for the same primitive. With {@code withEvents}, the binding has the meters fed by a
+     * listener too (added to an existing binding that lacks them: a binding's meters are those its owners asked
+     * for together, until the last one releases it).
      *
      * @throws IllegalStateException if another live primitive is bound to {@code registry} under the same tags
      */
-    static Binding bind(MeterRegistry registry, Inspectable primitive, Tags tags, Object owner) {
+    static Binding bind(MeterRegistry registry, Inspectable primitive, Tags tags, Object owner, boolean withEvents) {
         synchronized (LOCK) {
             Map<Tags, Binding> bindings = BY_REGISTRY.computeIfAbsent(registry, r -> new java.util.HashMap<>());
             Binding existing = bindings.get(tags);
             if (existing != null) {
                 Inspectable bound = existing.primitive.get();
                 if (bound == primitive) {
+                    if (withEvents && existing.events == null) existing.addEvents(primitive);
                     existing.owners.add(owner);
                     return existing;
                 }
@@ -106,6 +111,7 @@ final class Binding {
             Binding binding = new Binding(registry, tags, primitive);
             try {
                 binding.registerSnapshotMeters(primitive);
+                if (withEvents) binding.addEvents(primitive);
             } catch (RuntimeException e) {
                 binding.removeMeters();
                 throw e;
@@ -152,8 +158,17 @@ final class Binding {
     }
 
     private void removeMeters() {
+        WeakReference<EventMeters> ref = events;
+        EventMeters listener = ref == null ? null : ref.get();
+        if (listener != null) listener.close();
+        events = null;
         for (Meter meter : meters) registry.remove(meter);
         meters.clear();
+    }
+
+    /** Guarded by LOCK. */
+    private void addEvents(Inspectable primitive) {
+        events = new WeakReference<>(EventMeters.register(registry, tags, primitive, meters));
     }
 
     /** What the Cleaner runs: holds the binding, never the primitive. */

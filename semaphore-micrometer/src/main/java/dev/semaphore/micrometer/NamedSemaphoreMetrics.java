@@ -50,6 +50,7 @@ public final class NamedSemaphoreMetrics implements MeterBinder, AutoCloseable {
     private static final System.Logger LOGGER = System.getLogger("dev.semaphore.micrometer");
 
     private final Tags extraTags;
+    private final boolean withEvents;
     /** Guarded by this. */
     private final Set<MeterRegistry> registries = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Guarded by this. */
@@ -61,8 +62,9 @@ public final class NamedSemaphoreMetrics implements MeterBinder, AutoCloseable {
     /** Guarded by this. */
     private boolean closed;
 
-    NamedSemaphoreMetrics(Tags extraTags) {
+    NamedSemaphoreMetrics(Tags extraTags, boolean withEvents) {
         this.extraTags = extraTags;
+        this.withEvents = withEvents;
     }
 
     /** A binder like this one (not yet bound) whose meters also carry {@code key}={@code value}. */
@@ -72,7 +74,15 @@ public final class NamedSemaphoreMetrics implements MeterBinder, AutoCloseable {
 
     /** A binder like this one (not yet bound) whose meters also carry {@code tags}. */
     public NamedSemaphoreMetrics tags(Iterable<? extends Tag> tags) {
-        return new NamedSemaphoreMetrics(extraTags.and(SemaphoreMetrics.checkExtraTags(tags)));
+        return new NamedSemaphoreMetrics(extraTags.and(SemaphoreMetrics.checkExtraTags(tags)), withEvents);
+    }
+
+    /**
+     * A binder like this one (not yet bound) with the snapshot meters only: it adds no listener, so the
+     * primitives stay unobserved (see {@link SemaphoreMetrics#snapshotOnly()}).
+     */
+    public NamedSemaphoreMetrics snapshotOnly() {
+        return new NamedSemaphoreMetrics(extraTags, false);
     }
 
     /**
@@ -161,7 +171,7 @@ public final class NamedSemaphoreMetrics implements MeterBinder, AutoCloseable {
             if (name == null) continue; // cannot happen: the list holds named primitives only
             Binding binding;
             try {
-                binding = Binding.bind(registry, primitive, Binding.tagsOf(primitive, name, extraTags), this);
+                binding = Binding.bind(registry, primitive, Binding.tagsOf(primitive, name, extraTags), this, withEvents);
             } catch (IllegalStateException conflict) {
                 if (warned.add(primitive)) {
                     LOGGER.log(Level.WARNING, "semaphore-micrometer: not binding " + primitive.snapshot().kind()

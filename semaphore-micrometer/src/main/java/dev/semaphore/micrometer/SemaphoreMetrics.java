@@ -67,6 +67,23 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     /** Function counter: requests granted after waiting in line (part of {@code outcome=acquired}). */
     public static final String REQUESTS_ACQUIRED_AFTER_WAIT = "semaphore.requests.acquired.after.wait";
 
+
+    /**
+     * Timer (listener), tagged {@code outcome}: how long requests waited in line, {@code acquired} (0 for those
+     * granted at once), {@code timed_out}, {@code cancelled}.
+     */
+    public static final String ACQUIRE = "semaphore.acquire";
+    /** Time gauge (listener): how long the oldest request in line has waited; 0 if none. */
+    public static final String ACQUIRE_OLDEST = "semaphore.acquire.oldest";
+    /** Timer (listener): how long holds lasted, one sample per release. */
+    public static final String HOLD = "semaphore.hold";
+    /** Gauge (listener): holds alive now. */
+    public static final String HOLD_ACTIVE = "semaphore.hold.active";
+    /** Time gauge (listener): how long the oldest hold alive has lasted; 0 if none. */
+    public static final String HOLD_OLDEST = "semaphore.hold.oldest";
+    /** Counter (listener): holds that outlasted the primitive's long-hold threshold. */
+    public static final String HOLD_LONG = "semaphore.hold.long";
+
     /** Tag key: the primitive's name. */
     public static final String TAG_NAME = "name";
     /** Tag key: the primitive's kind: {@code Semaphore}, {@code PrioritySemaphore}, {@code Lock}, {@code ReadWriteLock}. */
@@ -77,13 +94,15 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     private final WeakReference<Inspectable> primitive;
     private final String name;
     private final Tags extraTags;
+    private final boolean withEvents;
     /** Guarded by this. */
     private final Set<Binding> bindings = Collections.newSetFromMap(new IdentityHashMap<>());
 
-    private SemaphoreMetrics(Inspectable primitive, String name, Tags extraTags) {
+    private SemaphoreMetrics(Inspectable primitive, String name, Tags extraTags, boolean withEvents) {
         this.primitive = new WeakReference<>(primitive);
         this.name = name;
         this.extraTags = extraTags;
+        this.withEvents = withEvents;
     }
 
     /**
@@ -102,7 +121,7 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
                     + "Diagnostics.named(\"db\"), Kotlin: Diagnostics(name = \"db\")) or give the name tag here: "
                     + "SemaphoreMetrics.of(primitive, \"db\")");
         }
-        return new SemaphoreMetrics(primitive, own, Tags.empty());
+        return new SemaphoreMetrics(primitive, own, Tags.empty(), true);
     }
 
     /**
@@ -125,7 +144,7 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
                     + "\", and its metrics carry that name (as its snapshot and dump do): call "
                     + "SemaphoreMetrics.of(primitive), or name it \"" + name + "\" at creation");
         }
-        return new SemaphoreMetrics(primitive, name, Tags.empty());
+        return new SemaphoreMetrics(primitive, name, Tags.empty(), true);
     }
 
     /**
@@ -133,7 +152,7 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
      * {@link NamedSemaphoreMetrics#refresh()}: see {@link NamedSemaphoreMetrics}.
      */
     public static NamedSemaphoreMetrics allNamed() {
-        return new NamedSemaphoreMetrics(Tags.empty());
+        return new NamedSemaphoreMetrics(Tags.empty(), true);
     }
 
     /**
@@ -155,7 +174,18 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     public SemaphoreMetrics tags(Iterable<? extends Tag> tags) {
         Inspectable p = primitive.get();
         if (p == null) throw new IllegalStateException("the primitive was garbage-collected");
-        return new SemaphoreMetrics(p, name, extraTags.and(checkExtraTags(tags)));
+        return new SemaphoreMetrics(p, name, extraTags.and(checkExtraTags(tags)), withEvents);
+    }
+
+    /**
+     * A binder like this one with the snapshot meters only (gauges and function counters): it adds no
+     * listener, so the primitive stays unobserved and its calls keep their lock-free paths. The timers and
+     * the gauges of holds and waits in progress are left out.
+     */
+    public SemaphoreMetrics snapshotOnly() {
+        Inspectable p = primitive.get();
+        if (p == null) throw new IllegalStateException("the primitive was garbage-collected");
+        return new SemaphoreMetrics(p, name, extraTags, false);
     }
 
     /**
@@ -170,7 +200,7 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         Objects.requireNonNull(registry, "registry");
         Inspectable p = primitive.get();
         if (p == null) return;
-        Binding binding = Binding.bind(registry, p, Binding.tagsOf(p, name, extraTags), this);
+        Binding binding = Binding.bind(registry, p, Binding.tagsOf(p, name, extraTags), this, withEvents);
         synchronized (this) {
             bindings.add(binding);
         }
