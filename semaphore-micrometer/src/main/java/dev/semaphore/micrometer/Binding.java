@@ -20,11 +20,9 @@ import io.micrometer.core.instrument.Tags;
 import java.lang.ref.Cleaner;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.function.ToDoubleFunction;
 import org.jspecify.annotations.Nullable;
@@ -37,6 +35,11 @@ import org.jspecify.annotations.Nullable;
  * <p>Nothing here holds the primitive strongly: the gauges and function counters hold it weakly (Micrometer's
  * default for both), this class through a {@link WeakReference}, and the cleanup action not at all. So a
  * primitive that the application drops is collected, and its meters leave the registry after it.
+ *
+ * <p>Whether the binding has the meters fed by a listener ({@link EventMeters}) follows what its owners ask for:
+ * if any owner binds this primitive by itself ({@link SemaphoreMetrics}), those owners decide (events if one
+ * of them wants them); otherwise the blanket owners ({@link NamedSemaphoreMetrics}) do. So a primitive bound
+ * with {@code snapshotOnly()} on purpose stays unobserved under {@code allNamed()}, whichever is bound first.
  *
  * <p>One primitive per registry and tags: a second live primitive with the same kind, name and extra tags
  * cannot be bound to the same registry (its gauges would silently show the first one's figures, and its
@@ -62,9 +65,15 @@ final class Binding {
     private final Tags tags;
     private final WeakReference<Inspectable> primitive;
     private final List<Meter> meters = new ArrayList<>();
-    private final Set<Object> owners = Collections.newSetFromMap(new IdentityHashMap<>());
-    /** The listener's meters, if this binding has them; weakly: the listener's registration holds the primitive. */
+    /** The listener's meters, apart: they go when no owner wants them any more. */
+    private final List<Meter> eventMeters = new ArrayList<>();
+    /** Each owner and what it asked for. */
+    private final Map<Object, Want> owners = new IdentityHashMap<>();
+    /** The listener, if this binding has one; weakly: the listener's registration holds the primitive. */
     private @Nullable WeakReference<EventMeters> events;
+
+    /** What an owner asked for: by itself (a per-primitive binder) or as one of all (allNamed), with events or not. */
+    record Want(boolean explicit, boolean events) {}
     private Cleaner.@Nullable Cleanable cleanable;
     private boolean removed;
 
@@ -83,21 +92,20 @@ final class Binding {
 
     /**
      * Binds {@code primitive}'s meters to {@code registry} under {@code tags} for {@code owner}, or adds {@code owner} to the binding
-     * that has them already for the same primitive. With {@code withEvents}, the binding has the meters fed by a
-     * listener too (added to an existing binding that lacks them: a binding's meters are those its owners asked
-     * for together, until the last one releases it).
+     * that has them already for the same primitive; {@code want} says whether {@code owner} binds it by itself
+     * and wants the listener's meters (see the class comment for how the owners' wants combine).
      *
      * @throws IllegalStateException if another live primitive is bound to {@code registry} under the same tags
      */
-    static Binding bind(MeterRegistry registry, Inspectable primitive, Tags tags, Object owner, boolean withEvents) {
+    static Binding bind(MeterRegistry registry, Inspectable primitive, Tags tags, Object owner, Want want) {
         synchronized (LOCK) {
             Map<Tags, Binding> bindings = BY_REGISTRY.computeIfAbsent(registry, r -> new java.util.HashMap<>());
             Binding existing = bindings.get(tags);
             if (existing != null) {
                 Inspectable bound = existing.primitive.get();
                 if (bound == primitive) {
-                    if (withEvents && existing.events == null) existing.addEvents(primitive);
-                    existing.owners.add(owner);
+                    existing.owners.put(owner, want);
+                    existing.updateEvents(primitive);
                     return existing;
                 }
                 if (bound != null) {
@@ -111,12 +119,12 @@ final class Binding {
             Binding binding = new Binding(registry, tags, primitive);
             try {
                 binding.registerSnapshotMeters(primitive);
-                if (withEvents) binding.addEvents(primitive);
+                binding.owners.put(owner, want);
+                binding.updateEvents(primitive);
             } catch (RuntimeException e) {
                 binding.removeMeters();
                 throw e;
             }
-            binding.owners.add(owner);
             bindings.put(tags, binding);
             binding.cleanable = CleanerHolder.CLEANER.register(primitive, new Cleanup(binding));
             return binding;
@@ -127,7 +135,13 @@ final class Binding {
     void release(Object owner) {
         Cleaner.Cleanable toClean = null;
         synchronized (LOCK) {
-            if (owners.remove(owner) && owners.isEmpty()) toClean = cleanable;
+            if (owners.remove(owner) == null) return;
+            if (owners.isEmpty()) {
+                toClean = cleanable;
+            } else {
+                Inspectable p = primitive.get();
+                if (p != null) updateEvents(p);
+            }
         }
         if (toClean != null) toClean.clean(); // runs Cleanup at most once, here, with the lock taken again inside
     }
@@ -158,17 +172,41 @@ final class Binding {
     }
 
     private void removeMeters() {
-        WeakReference<EventMeters> ref = events;
-        EventMeters listener = ref == null ? null : ref.get();
-        if (listener != null) listener.close();
-        events = null;
+        removeEvents();
         for (Meter meter : meters) registry.remove(meter);
         meters.clear();
     }
 
-    /** Guarded by LOCK. */
-    private void addEvents(Inspectable primitive) {
-        events = new WeakReference<>(EventMeters.register(registry, tags, primitive, meters));
+    /** Adds or removes the listener and its meters, as the owners' wants say. Guarded by LOCK. */
+    private void updateEvents(Inspectable primitive) {
+        boolean anyExplicit = false;
+        boolean explicitEvents = false;
+        boolean anyEvents = false;
+        for (Want want : owners.values()) {
+            anyExplicit |= want.explicit();
+            explicitEvents |= want.explicit() && want.events();
+            anyEvents |= want.events();
+        }
+        boolean wanted = anyExplicit ? explicitEvents : anyEvents;
+        if (wanted && events == null) {
+            try {
+                events = new WeakReference<>(EventMeters.register(registry, tags, primitive, eventMeters));
+            } catch (RuntimeException e) {
+                removeEvents();
+                throw e;
+            }
+        } else if (!wanted && events != null) {
+            removeEvents();
+        }
+    }
+
+    private void removeEvents() {
+        WeakReference<EventMeters> ref = events;
+        EventMeters listener = ref == null ? null : ref.get();
+        if (listener != null) listener.close();
+        events = null;
+        for (Meter meter : eventMeters) registry.remove(meter);
+        eventMeters.clear();
     }
 
     /** What the Cleaner runs: holds the binding, never the primitive. */

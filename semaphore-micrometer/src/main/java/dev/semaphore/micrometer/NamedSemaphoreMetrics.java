@@ -40,7 +40,9 @@ import org.jspecify.annotations.Nullable;
  * snapshot per named primitive (for its kind) and a map look-up for those bound already.
  *
  * <p>Each primitive gets the meters {@link SemaphoreMetrics#of(Inspectable)} gives it, with the same
- * sharing and lifetime (held weakly; removed when it is collected). A primitive whose kind, name and tags
+ * sharing and lifetime (held weakly; removed when it is collected), and a listener unless this binder is
+ * {@link #snapshotOnly()}, or the primitive is bound by a {@link SemaphoreMetrics} of its own, which then
+ * decides: {@code SemaphoreMetrics.of(hot).snapshotOnly()} keeps {@code hot} unobserved under this binder. A primitive whose kind, name and tags
  * are those of another live primitive already bound to the registry is skipped, with one warning (logger
  * {@code dev.semaphore.micrometer}): names need not be unique in the core, but series must be.
  *
@@ -171,7 +173,7 @@ public final class NamedSemaphoreMetrics implements MeterBinder, AutoCloseable {
             if (name == null) continue; // cannot happen: the list holds named primitives only
             Binding binding;
             try {
-                binding = Binding.bind(registry, primitive, Binding.tagsOf(primitive, name, extraTags), this, withEvents);
+                binding = Binding.bind(registry, primitive, Binding.tagsOf(primitive, name, extraTags), this, new Binding.Want(false, withEvents));
             } catch (IllegalStateException conflict) {
                 if (warned.add(primitive)) {
                     LOGGER.log(Level.WARNING, "semaphore-micrometer: not binding " + primitive.snapshot().kind()

@@ -38,13 +38,18 @@ import java.util.Set;
  * <p><b>Lifetime.</b> The meters hold the primitive weakly, as Micrometer's gauges do, and so does this
  * binder: a primitive the application drops is garbage-collected, and its meters are then removed from
  * the registry. {@link #close()} removes them earlier. Binding the same primitive to the same registry
- * again with the same tags shares the meters already there; a <em>different</em> live primitive with the
- * same kind, name and tags is refused ({@link IllegalStateException}), since its series would mix with the
- * first one's.
+ * again with the same tags shares the meters already there (and one listener: nothing is counted twice),
+ * and they stay until the last binder that asked for them closes; a <em>different</em> live primitive with
+ * the same kind, name and tags is refused ({@link IllegalStateException}), since its series would mix with
+ * the first one's.
  *
  * <p><b>Cost.</b> Each gauge and counter takes one snapshot of the primitive when the registry reads it (a
  * scrape, a publication): one pass through the primitive's internal lock, nothing on its acquire and
- * release paths.
+ * release paths. The timers and the gauges of holds and waits in progress need a listener on the
+ * primitive, which makes it <em>observed</em>: every call then takes its internal lock (see
+ * {@code SemaphoreListener}). For a primitive on a hot path, {@link #snapshotOnly()} binds the gauges and
+ * counters alone and adds no listener. When several binders bind one primitive, those that bind it by
+ * itself (this class) decide whether it has a listener, not {@link #allNamed()}.
  *
  * <p>Instances are immutable until bound: {@link #tag}, {@link #tags} return a new binder. A binder may be
  * bound to several registries; {@link #close()} unbinds it from all of them. Thread-safe.
@@ -200,7 +205,7 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
         Objects.requireNonNull(registry, "registry");
         Inspectable p = primitive.get();
         if (p == null) return;
-        Binding binding = Binding.bind(registry, p, Binding.tagsOf(p, name, extraTags), this, withEvents);
+        Binding binding = Binding.bind(registry, p, Binding.tagsOf(p, name, extraTags), this, new Binding.Want(true, withEvents));
         synchronized (this) {
             bindings.add(binding);
         }

@@ -134,6 +134,26 @@ class NamedSemaphoreMetricsTest {
     }
 
     @Test
+    void aPrimitiveBoundSnapshotOnlyByItselfStaysUnobservedUnderAllNamed() {
+        String before = uniqueName("hot");
+        String after = uniqueName("hot");
+        AsyncSemaphore boundBefore = AsyncSemaphore.create(2, Diagnostics.named(before));
+        AsyncSemaphore boundAfter = AsyncSemaphore.create(2, Diagnostics.named(after));
+        SemaphoreMetrics.of(boundBefore.asKotlin()).snapshotOnly().bindTo(registry);
+        try (NamedSemaphoreMetrics all = SemaphoreMetrics.allNamed()) {
+            all.bindTo(registry);
+            assertEquals(SemaphoreMetricsTest.snapshotMeters("Semaphore", before), describe(registry, before));
+            assertEquals(EventMetersTest.allMeters("Semaphore", after), describe(registry, after));
+            SemaphoreMetrics.of(boundAfter.asKotlin()).snapshotOnly().bindTo(registry); // the binder by itself decides
+            assertEquals(SemaphoreMetricsTest.snapshotMeters("Semaphore", after), describe(registry, after));
+            try (Permit p = boundAfter.acquire().join(); Permit q = boundBefore.acquire().join()) {
+                assertEquals(List.of(), boundAfter.asKotlin().holders());
+                assertEquals(List.of(), boundBefore.asKotlin().holders());
+            }
+        }
+    }
+
+    @Test
     void aCollectedPrimitiveLeavesTheRegistry() throws Exception {
         String name = uniqueName("gone");
         try (NamedSemaphoreMetrics all = SemaphoreMetrics.allNamed()) {
