@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import java.time.Duration
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.milliseconds
@@ -109,6 +110,25 @@ class KotlinUsageTest {
             later.withPermit { assertEquals(2.0, gauge(SemaphoreMetrics.PERMITS_AVAILABLE, laterName)) }
         }
         assertNull(registry.find(SemaphoreMetrics.PERMITS_LIMIT).tag("name", lockName).gauge(), "closed by use {}")
+    }
+
+    @Test
+    fun `the documented example`() = runBlocking {
+        // example: metrics-kotlin
+        val db = Semaphore(8, Diagnostics(name = "orders-db"))
+        SemaphoreMetrics.of(db).tag("region", "eu").bindTo(registry)
+
+        val uploads = Semaphore(4)                                       // created without a name:
+        SemaphoreMetrics.of(uploads, "uploads").snapshotOnly().bindTo(registry) // give the name tag here
+
+        SemaphoreMetrics.allNamed().refreshEvery(Duration.ofSeconds(30)).use { all ->
+            all.bindTo(registry)
+            db.withPermit { uploads.withPermit { /* ... */ } }
+        }
+        // end
+        assertEquals(1L, waits("orders-db", "acquired").count())
+        assertEquals(1.0, requests("uploads", "acquired"))
+        assertNull(registry.find(SemaphoreMetrics.ACQUIRE).tag("name", "uploads").timer(), "no listener on uploads")
     }
 
     private companion object {
