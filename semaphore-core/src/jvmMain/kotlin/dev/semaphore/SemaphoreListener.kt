@@ -48,6 +48,13 @@ public interface SemaphoreListener {
 
     /** A hold reported by [onLongHold] ended at last, after [HoldInfo.held]. */
     public fun onLongHoldReleased(primitive: Inspectable, hold: HoldInfo) {}
+
+    /**
+     * [deadlock] was found by the watch of [Diagnostics.detectDeadlocksAfter], and [primitive] is one of
+     * the primitives in its cycle (each of their listeners is told once). Reported once per deadlock,
+     * on the library's diagnostics thread.
+     */
+    public fun onDeadlock(primitive: Inspectable, deadlock: Deadlock) {}
 }
 
 /** Stops a listener added by [Inspectable.addListener]; closing twice does nothing. */

@@ -41,6 +41,11 @@ internal object Jfr {
         if (available) JfrEvents.record(o, e)
     }
 
+    /** Records a deadlock found by the watch. */
+    fun deadlock(d: dev.semaphore.Deadlock) {
+        if (available) JfrEvents.deadlock(d)
+    }
+
     /** Registers the periodic statistics event for the named primitives (once). */
     fun registerStatistics() {
         if (available) JfrEvents.registerStatistics
@@ -89,6 +94,15 @@ private object JfrEvents {
             }
             else -> {}
         }
+    }
+
+    fun deadlock(d: dev.semaphore.Deadlock) {
+        val ev = DeadlockEvent()
+        if (!ev.isEnabled) return
+        ev.participants = d.participants.size
+        ev.primitives = d.participants.joinToString(", ") { it.waitsOn }
+        ev.description = d.toString()
+        ev.commit()
     }
 
     private fun WaitEvent.commit(o: Observer, request: WaitInfo?, outcome: String) {
@@ -173,6 +187,17 @@ internal class LongHoldEvent : Event() {
     @Label("Permits") @JvmField var permits: Int = 0
     @Label("Held For") @Timespan(Timespan.NANOSECONDS) @JvmField var heldFor: Long = 0
     @Label("Acquired At") @Description("The acquiring stack, if captured") @JvmField var acquiredAt: String? = null
+}
+
+@Name("dev.semaphore.Deadlock")
+@Label("Semaphore Deadlock")
+@Category("Semaphore")
+@Description("A cycle of coroutines, threads or owners each waiting for a lock the next one holds, found by the deadlock watch")
+@StackTrace(false)
+internal class DeadlockEvent : Event() {
+    @Label("Participants") @JvmField var participants: Int = 0
+    @Label("Primitives") @Description("The locks waited on, in the cycle's order") @JvmField var primitives: String? = null
+    @Label("Description") @Description("Who waits on what, and what each holds") @JvmField var description: String? = null
 }
 
 @Name("dev.semaphore.Statistics")

@@ -215,6 +215,27 @@ internal class Observer(
         return waits.map { (w, rec) -> waitInfo(rec, now, order.effectivePriority(w, rec.priority, clock)) }
     }
 
+    /** Under the lock: the holds alive, oldest first (Deadlocks.kt reads them). */
+    fun holdRecords(): List<HoldRecord> = ArrayList(holds)
+
+    /** Under the lock: the requests in line, in the order they came (Deadlocks.kt reads them). */
+    fun waitRecords(): List<WaitRecord> = ArrayList(waits.values)
+
+    fun holdInfoOf(rec: HoldRecord): HoldInfo = holdInfo(rec, System.nanoTime())
+
+    fun waitInfoOf(rec: WaitRecord): WaitInfo = waitInfo(rec, System.nanoTime(), null)
+
+    /** Tells the listeners of a deadlock found by the watch, on its thread (Deadlocks.kt). */
+    fun deadlockFound(deadlock: dev.semaphore.Deadlock) {
+        for (l in listeners) {
+            try {
+                l.onDeadlock(primitive, deadlock)
+            } catch (t: Throwable) {
+                reportListenerError(l, t)
+            }
+        }
+    }
+
     /** System.nanoTime() when the oldest request in line joined it, or null. */
     fun oldestWaitNanos(): Long? = waits.values.minOfOrNull { it.sinceNanos }
 
