@@ -2,12 +2,14 @@ package dev.semaphore.micrometer;
 
 import static dev.semaphore.micrometer.SemaphoreMetrics.ACQUIRE;
 import static dev.semaphore.micrometer.SemaphoreMetrics.ACQUIRE_OLDEST;
+import static dev.semaphore.micrometer.SemaphoreMetrics.DEADLOCKS;
 import static dev.semaphore.micrometer.SemaphoreMetrics.HOLD;
 import static dev.semaphore.micrometer.SemaphoreMetrics.HOLD_ACTIVE;
 import static dev.semaphore.micrometer.SemaphoreMetrics.HOLD_LONG;
 import static dev.semaphore.micrometer.SemaphoreMetrics.HOLD_OLDEST;
 import static dev.semaphore.micrometer.SemaphoreMetrics.TAG_OUTCOME;
 
+import dev.semaphore.Deadlock;
 import dev.semaphore.HoldInfo;
 import dev.semaphore.Inspectable;
 import dev.semaphore.ListenerRegistration;
@@ -40,6 +42,7 @@ final class EventMeters implements SemaphoreListener {
     private final Timer cancelled;
     private final Timer hold;
     private final Counter longHolds;
+    private final Counter deadlocks;
     private volatile @Nullable ListenerRegistration registration;
 
     private EventMeters(MeterRegistry registry, Tags tags, List<Meter> meters) {
@@ -56,6 +59,11 @@ final class EventMeters implements SemaphoreListener {
                 .description("Holds that outlasted the primitive's long-hold threshold (Diagnostics.longHoldThreshold)")
                 .register(registry);
         meters.add(longHolds);
+        deadlocks = Counter.builder(DEADLOCKS)
+                .tags(tags)
+                .description("Deadlocks found with this primitive in their cycle (Diagnostics.detectDeadlocksAfter)")
+                .register(registry);
+        meters.add(deadlocks);
     }
 
     /**
@@ -111,6 +119,11 @@ final class EventMeters implements SemaphoreListener {
     @Override
     public void onLongHold(Inspectable primitive, HoldInfo hold) {
         longHolds.increment();
+    }
+
+    @Override
+    public void onDeadlock(Inspectable primitive, Deadlock deadlock) {
+        deadlocks.increment();
     }
 
     @Override

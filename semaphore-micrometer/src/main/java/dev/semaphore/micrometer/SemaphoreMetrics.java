@@ -88,6 +88,8 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
     public static final String HOLD_OLDEST = "semaphore.hold.oldest";
     /** Counter (listener): holds that outlasted the primitive's long-hold threshold. */
     public static final String HOLD_LONG = "semaphore.hold.long";
+    /** Counter (listener): deadlocks found with the primitive in their cycle (a Lock or ReadWriteLock). */
+    public static final String DEADLOCKS = "semaphore.deadlocks";
 
     /** Tag key: the primitive's name. */
     public static final String TAG_NAME = "name";

@@ -47,6 +47,7 @@ class EventMetersTest {
         expected.add("GAUGE semaphore.hold.active " + tags);
         expected.add("GAUGE semaphore.hold.oldest " + tags);
         expected.add("COUNTER semaphore.hold.long " + tags);
+        expected.add("COUNTER semaphore.deadlocks " + tags);
         expected.sort(null);
         return expected;
     }
@@ -65,7 +66,7 @@ class EventMetersTest {
         AsyncSemaphore db = AsyncSemaphore.create(2, Diagnostics.named(name));
         SemaphoreMetrics.of(db.asKotlin()).bindTo(registry);
         assertEquals(allMeters("Semaphore", name), describe(registry, name));
-        assertEquals(18, registry.getMeters().size());
+        assertEquals(19, registry.getMeters().size());
         assertEquals("seconds", registry.get(SemaphoreMetrics.HOLD_OLDEST).gauge().getId().getBaseUnit());
     }
 
@@ -151,6 +152,44 @@ class EventMetersTest {
         }
         assertEquals(1.0, registry.get(SemaphoreMetrics.HOLD_LONG).tag("name", name).counter().count());
         assertTrue(holdTimer(name).max(TimeUnit.MILLISECONDS) >= 50);
+    }
+
+    @Test
+    void deadlocksAreCounted() throws Exception {
+        String accountsName = uniqueName("accounts");
+        String ledgerName = uniqueName("ledger");
+        AsyncLock accounts = AsyncLock.create(Diagnostics.named(accountsName).withDeadlockDetection(Duration.ofMillis(50)));
+        AsyncLock ledger = AsyncLock.create(Diagnostics.named(ledgerName).withDeadlockDetection(Duration.ofMillis(50)));
+        SemaphoreMetrics.of(accounts.asKotlin()).bindTo(registry);
+        SemaphoreMetrics.of(ledger.asKotlin()).bindTo(registry);
+
+        Permit heldHere = accounts.lockBlocking();                  // this thread: accounts, then wants ledger
+        java.util.concurrent.CountDownLatch holdsLedger = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<CompletableFuture<Permit>> otherWants = new CompletableFuture<>();
+        Thread other = new Thread(() -> {                           // the other: ledger, then wants accounts
+            try {
+                Permit heldThere = ledger.lockBlocking();
+                holdsLedger.countDown();
+                CompletableFuture<Permit> wants = accounts.lock();
+                otherWants.complete(wants);
+                wants.handle((p, e) -> p).join();
+                heldThere.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "ledger-worker");
+        other.start();
+        holdsLedger.await();
+        CompletableFuture<Permit> wantsLedger = ledger.lock();
+        eventually("the deadlock counted on both locks",
+                () -> registry.get(SemaphoreMetrics.DEADLOCKS).tag("name", accountsName).counter().count() == 1.0
+                        && registry.get(SemaphoreMetrics.DEADLOCKS).tag("name", ledgerName).counter().count() == 1.0);
+
+        assertTrue(wantsLedger.cancel(false));                       // this thread gives up: the other goes on
+        heldHere.close();
+        otherWants.join().join().close();
+        other.join(10_000);
+        assertEquals(1.0, registry.get(SemaphoreMetrics.DEADLOCKS).tag("name", accountsName).counter().count());
     }
 
     @Test

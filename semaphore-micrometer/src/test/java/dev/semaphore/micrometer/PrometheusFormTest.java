@@ -82,7 +82,7 @@ class PrometheusFormTest {
 
         String labels = "{kind=\"Semaphore\",name=\"jobs\"";
         List<String> events = samples(registry, "jobs").stream()
-                .filter(s -> s.startsWith("semaphore_acquire") || s.startsWith("semaphore_hold"))
+                .filter(s -> s.startsWith("semaphore_acquire") || s.startsWith("semaphore_hold") || s.startsWith("semaphore_deadlocks"))
                 .collect(Collectors.toList());
         assertEquals(List.of(
                 "semaphore_acquire_oldest_seconds" + labels + ",region=\"eu\"}",
@@ -95,6 +95,7 @@ class PrometheusFormTest {
                 "semaphore_acquire_seconds_sum" + labels + ",outcome=\"acquired\",region=\"eu\"}",
                 "semaphore_acquire_seconds_sum" + labels + ",outcome=\"cancelled\",region=\"eu\"}",
                 "semaphore_acquire_seconds_sum" + labels + ",outcome=\"timed_out\",region=\"eu\"}",
+                "semaphore_deadlocks_total" + labels + ",region=\"eu\"}",
                 "semaphore_hold_active" + labels + ",region=\"eu\"}",
                 "semaphore_hold_long_total" + labels + ",region=\"eu\"}",
                 "semaphore_hold_oldest_seconds" + labels + ",region=\"eu\"}",

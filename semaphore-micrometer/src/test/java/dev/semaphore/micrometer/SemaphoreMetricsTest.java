@@ -73,7 +73,7 @@ class SemaphoreMetricsTest {
         AsyncSemaphore db = AsyncSemaphore.create(8, Diagnostics.named(name));
         SemaphoreMetrics.of(db.asKotlin()).bindTo(registry);
         assertEquals(EventMetersTest.allMeters("Semaphore", name), describe(registry, name));
-        assertEquals(18, registry.getMeters().size(), "no meter beyond the documented ones");
+        assertEquals(19, registry.getMeters().size(), "no meter beyond the documented ones");
     }
 
     @Test
@@ -247,16 +247,16 @@ class SemaphoreMetricsTest {
         first.bindTo(registry);
         first.bindTo(registry);
         second.bindTo(registry);
-        assertEquals(18, describe(registry, name).size());
+        assertEquals(19, describe(registry, name).size());
 
         first.close();
-        assertEquals(18, describe(registry, name).size(), "the second binder still has them");
+        assertEquals(19, describe(registry, name).size(), "the second binder still has them");
         first.close(); // twice: nothing
         second.close();
         assertEquals(List.of(), describe(registry, name));
 
         first.bindTo(registry); // a closed binder may bind again
-        assertEquals(18, describe(registry, name).size());
+        assertEquals(19, describe(registry, name).size());
         first.close();
         assertEquals(List.of(), describe(registry, name));
     }
@@ -301,7 +301,7 @@ class SemaphoreMetricsTest {
         String name = uniqueName("dropped");
         SemaphoreMetrics metrics = SemaphoreMetrics.of(AsyncSemaphore.create(2, Diagnostics.named(name)).asKotlin());
         WeakReference<Inspectable> primitive = bindAndForget(metrics, name);
-        assertEquals(18, describe(registry, name).size());
+        assertEquals(19, describe(registry, name).size());
 
         collectUntil("the bound primitive", () -> primitive.get() == null);
         eventually("its meters removed", () -> describe(registry, name).isEmpty());
@@ -332,6 +332,6 @@ class SemaphoreMetricsTest {
         AsyncSemaphore reborn = AsyncSemaphore.create(7, Diagnostics.named(name));
         SemaphoreMetrics.of(reborn.asKotlin()).bindTo(registry); // even before the Cleaner has run
         assertEquals(7.0, gauge(registry, SemaphoreMetrics.PERMITS_LIMIT, name));
-        assertEquals(18, describe(registry, name).size());
+        assertEquals(19, describe(registry, name).size());
     }
 }
