@@ -129,14 +129,14 @@ internal class RedisSemaphoreHandle(
             if (closed) waiter.grant.completeExceptionally(closedException())
             val grant = if (timeout == null) waiter.grant.await() else withTimeoutOrNull(timeout) { waiter.grant.await() }
             if (grant != null) {
-                return granted(placeLease(id, permits, grant.first, grant.second).also { it.fromLine = true }, grant.first)
+                return granted(placeLease(id, permits, grant.first, grant.second), grant.first)
                     .also { it.queueNumber = queueNumber }
             }
             // Timed out: leave the line, taking a grant that won the race (R8).
             val sentCancel = TimeSource.Monotonic.markNow()
             val answer = withContext(NonCancellable) { list(script(Script.cancel, id, permits.toString(), "0")) }
             if (answer[0] != "G") return null
-            return granted(leaseOf(name, id, answer, sentCancel).also { it.fromLine = true }, answer).also { it.queueNumber = queueNumber }
+            return granted(leaseOf(name, id, answer, sentCancel), answer).also { it.queueNumber = queueNumber }
         } catch (e: AskAgain) {
             throw e
         } catch (e: Throwable) {
@@ -287,7 +287,7 @@ internal class RedisSemaphoreHandle(
         client.stopRenewing(lease) // renewals stop now: if the release cannot reach the server, the lease ends at its expiry
         val liveWhenSent = lease.remaining.isPositive()
         val answer = try {
-            script(Script.release, lease.id, lease.permits.toString(), if (lease.fromLine) "line" else "-", if (wantToken) "token" else "-")
+            script(Script.release, lease.id, lease.permits.toString(), if (wantToken) "token" else "-")
         } catch (e: Exception) {
             lease.releasing.set(false) // not settled: the caller may try again
             throw e
