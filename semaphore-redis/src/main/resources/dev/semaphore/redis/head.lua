@@ -20,6 +20,8 @@
 --   4 lx  zset: "id:permits" of each live lease -> its expiry (server ms)
 --   q, wx and lx also hold the member "~" at +inf, so that they are never empty and deleted, and their
 --   expiry (R9) is set with s's.
+-- Ids are the clients' (RedisSemaphoreClient.newRequestId): "clientId-n", then "/name" if the client
+-- has a name (encoded without ':', ',' or spaces). The scripts do not parse them; inspect's caller does.
 -- ARGV: 1 the request or lease id the operation is about ("-" if none), 2 the idle time in ms (R9),
 -- 3 the total the caller configured (used only to create the semaphore, R2), 4 "PUBLISH" or "SPUBLISH"
 -- (sharded pub/sub on a Redis 7 cluster), then the operation's own.
