@@ -158,6 +158,16 @@ public interface RedisSemaphore {
     public suspend fun totalPermits(): Int
 
     /**
+     * Who holds this semaphore and who waits for it, from every JVM, now: at most [limit] holders (each
+     * with its client's id and name, permits, fencing token and time left) and at most [limit] requests
+     * of the line (client, permits, time waited), with the true counts. One read-only script, which
+     * changes nothing (not even creating the semaphore) and never waits; see [RedisSemaphoreInspection].
+     * `println(semaphore.inspect())` prints a readable dump.
+     * @throws IllegalArgumentException if [limit] is not between 0 and 1000 (0: the counts only).
+     */
+    public suspend fun inspect(limit: Int = 100): RedisSemaphoreInspection
+
+    /**
      * Adds [permits] to the total, for every JVM; queued requests that now fit are granted.
      * @throws IllegalArgumentException if [permits] < 1 or the total would exceed `Int.MAX_VALUE`.
      */

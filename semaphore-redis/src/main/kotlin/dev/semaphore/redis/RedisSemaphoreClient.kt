@@ -643,10 +643,15 @@ public class RedisSemaphoreClient internal constructor(
 
 /**
  * One Lua script: head.lua, then the operation's text with lib.lua in place of its line
- * "-- [lib.lua]" (what comes before that line is the operation's fast path), or at its start.
+ * "-- [lib.lua]" (what comes before that line is the operation's fast path), or at its start; a
+ * read-only operation ([withLib] false: no purge, no creation) is head.lua and its text alone.
  */
-internal class Script private constructor(operation: String, val integerReplies: Boolean = false) {
-    val text: String = head + if (LIB_MARK in operation) operation.replace(LIB_MARK, lib) else lib + operation
+internal class Script private constructor(operation: String, val integerReplies: Boolean = false, withLib: Boolean = true) {
+    val text: String = head + when {
+        !withLib -> operation
+        LIB_MARK in operation -> operation.replace(LIB_MARK, lib)
+        else -> lib + operation
+    }
     val sha: String = MessageDigest.getInstance("SHA-1").digest(text.toByteArray()).joinToString("") { "%02x".format(it) }
 
     companion object {
@@ -666,6 +671,7 @@ internal class Script private constructor(operation: String, val integerReplies:
         val state = Script(resource("state.lua"))
         val resize = Script(resource("resize.lua"))
         val delete = Script(resource("delete.lua"))
+        val inspect = Script(resource("inspect.lua"), withLib = false)
     }
 }
 
