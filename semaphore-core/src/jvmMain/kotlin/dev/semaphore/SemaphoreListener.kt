@@ -68,8 +68,8 @@ public fun interface ListenerRegistration : AutoCloseable {
  * thread, a future's requesting thread, or a Lock's owner.
  */
 public class HoldInfo internal constructor(
-    /** Who took the hold, in words: `coroutine "fetch" (StandaloneCoroutine{Active}@5e2de80c)`, `thread "main"`, `owner alice`. */
-    @get:JvmName("holder") public val holder: String,
+    /** Who took it, described when first asked (its toString), so that nothing is formatted under a lock. */
+    private val who: Any,
     /** The Lock's owner object, or null (no owner, or not a Lock). */
     @get:JvmName("owner") public val owner: Any?,
     /** The permits of this hold. */
@@ -81,6 +81,10 @@ public class HoldInfo internal constructor(
     /** Where it was acquired, if stacks are captured ([Diagnostics.captureStacks]); else empty. */
     @get:JvmName("stack") public val stack: List<StackTraceElement>,
 ) {
+    /** Who took the hold, in words: `coroutine "fetch" StandaloneCoroutine{Active}@5e2de80c`, `thread "main"`, `owner alice (...)`. */
+    @get:JvmName("holder")
+    public val holder: String by lazy(LazyThreadSafetyMode.PUBLICATION) { who.toString() }
+
     override fun toString(): String = buildString {
         append(permits).append(if (permits == 1) " permit" else " permits").append(" held by ").append(holder)
         if (held != null) append(" for ").append(formatDuration(held))
@@ -90,8 +94,8 @@ public class HoldInfo internal constructor(
 
 /** One request waiting in line, as inspection, listeners and events show it. */
 public class WaitInfo internal constructor(
-    /** Who waits, in words (as [HoldInfo.holder]). */
-    @get:JvmName("requester") public val requester: String,
+    /** Who waits, described when first asked (its toString). */
+    private val who: Any,
     /** The Lock's owner object, or null. */
     @get:JvmName("owner") public val owner: Any?,
     /** The permits asked for. */
@@ -109,6 +113,10 @@ public class WaitInfo internal constructor(
     /** Where it asked, if stacks are captured; else empty. */
     @get:JvmName("stack") public val stack: List<StackTraceElement>,
 ) {
+    /** Who waits, in words (as [HoldInfo.holder]). */
+    @get:JvmName("requester")
+    public val requester: String by lazy(LazyThreadSafetyMode.PUBLICATION) { who.toString() }
+
     override fun toString(): String = buildString {
         append(requester).append(" waits for ").append(permits).append(if (permits == 1) " permit" else " permits")
         if (priority != 0 || effectivePriority != priority) {

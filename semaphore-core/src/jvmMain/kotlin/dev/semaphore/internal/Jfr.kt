@@ -11,6 +11,7 @@ import jdk.jfr.Category
 import jdk.jfr.Description
 import jdk.jfr.Enabled
 import jdk.jfr.Event
+import jdk.jfr.EventType
 import jdk.jfr.FlightRecorder
 import jdk.jfr.Label
 import jdk.jfr.Name
@@ -54,16 +55,20 @@ internal object Jfr {
 
 /** Touched only when [Jfr.available]. */
 private object JfrEvents {
+    // Whether a recording wants the event now: a volatile read, no event object allocated when not.
+    private val waitType = EventType.getEventType(WaitEvent::class.java)
+    private val holdType = EventType.getEventType(HoldEvent::class.java)
+
     fun beginWait(): Any? {
+        if (!waitType.isEnabled) return null
         val e = WaitEvent()
-        if (!e.isEnabled) return null
         e.begin()
         return e
     }
 
     fun beginHold(): Any? {
+        if (!holdType.isEnabled) return null
         val e = HoldEvent()
-        if (!e.isEnabled) return null
         e.begin()
         return e
     }
