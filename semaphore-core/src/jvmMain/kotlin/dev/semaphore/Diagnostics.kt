@@ -26,15 +26,23 @@ import kotlin.time.toKotlinDuration
  * - [longHoldThreshold]: a hold that lasts longer is reported once, to the listeners
  *   ([SemaphoreListener.onLongHold]), to JFR (`dev.semaphore.LongHold`) and to the log (System.Logger
  *   "dev.semaphore", WARNING), and again when it ends. Implies tracking of holders.
+ * - [detectDeadlocksAfter], for a [Lock] or a [ReadWriteLock] only: when a request has waited this long,
+ *   the library looks for a cycle of participants each waiting for what the next holds, among every
+ *   lock created with this option ([findDeadlocks] looks on demand). A deadlock found is reported once
+ *   to the listeners of each lock in it ([SemaphoreListener.onDeadlock]), to JFR
+ *   (`dev.semaphore.Deadlock`) and to the log (ERROR). Implies tracking of holders. [Deadlock] says who
+ *   a participant is.
  *
  * @property name the primitive's name: 1 to 200 characters, not blank; null for none.
  * @property tracking what to record about holders and waiters.
  * @property longHoldThreshold the hold time after which a hold is reported, or null for none.
+ * @property detectDeadlocksAfter the wait after which a lock's request starts a deadlock search, or null for none.
  */
 public class Diagnostics(
     public val name: String? = null,
     public val tracking: Tracking = Tracking.OFF,
     public val longHoldThreshold: Duration? = null,
+    public val detectDeadlocksAfter: Duration? = null,
 ) {
     init {
         if (name != null) {
@@ -47,20 +55,30 @@ public class Diagnostics(
                 "longHoldThreshold must be positive and finite, was $longHoldThreshold"
             }
         }
+        if (detectDeadlocksAfter != null) {
+            require(detectDeadlocksAfter.isPositive() && detectDeadlocksAfter.isFinite()) {
+                "detectDeadlocksAfter must be positive and finite, was $detectDeadlocksAfter"
+            }
+        }
     }
 
     /** These diagnostics with [tracking] (Java: `Diagnostics.named("db").withTracking(Tracking.HOLDERS)`). */
-    public fun withTracking(tracking: Tracking): Diagnostics = Diagnostics(name, tracking, longHoldThreshold)
+    public fun withTracking(tracking: Tracking): Diagnostics = Diagnostics(name, tracking, longHoldThreshold, detectDeadlocksAfter)
 
     /** These diagnostics with a long-hold threshold (Java); null for none. */
     public fun withLongHoldThreshold(threshold: java.time.Duration?): Diagnostics =
-        Diagnostics(name, tracking, threshold?.toKotlinDuration())
+        Diagnostics(name, tracking, threshold?.toKotlinDuration(), detectDeadlocksAfter)
+
+    /** These diagnostics with deadlock detection after [wait] (Java); null for none. See [detectDeadlocksAfter]. */
+    public fun withDeadlockDetection(wait: java.time.Duration?): Diagnostics =
+        Diagnostics(name, tracking, longHoldThreshold, wait?.toKotlinDuration())
 
     /** The long-hold threshold as a `java.time.Duration` (Java), or null. */
     public fun longHoldThresholdTime(): java.time.Duration? = longHoldThreshold?.toJavaDuration()
 
-    /** True if a primitive made with these diagnostics is observed from its creation (tracking, a threshold). */
-    internal val observesFromCreation: Boolean get() = tracking != Tracking.OFF || longHoldThreshold != null
+    /** True if a primitive made with these diagnostics is observed from its creation. */
+    internal val observesFromCreation: Boolean
+        get() = tracking != Tracking.OFF || longHoldThreshold != null || detectDeadlocksAfter != null
 
     internal fun longHoldThresholdText(): String = longHoldThreshold.toString()
 
@@ -70,6 +88,7 @@ public class Diagnostics(
         if (name != null) parts += "name=\"$name\""
         if (tracking != Tracking.OFF) parts += "tracking=$tracking"
         if (longHoldThreshold != null) parts += "longHoldThreshold=$longHoldThreshold"
+        if (detectDeadlocksAfter != null) parts += "detectDeadlocksAfter=$detectDeadlocksAfter"
         append(if (parts.isEmpty()) "none" else parts.joinToString(", "))
         append(')')
     }
@@ -89,6 +108,13 @@ public class Diagnostics(
         /** The named primitives alive now, in the order they were created. */
         @JvmStatic
         public fun namedPrimitives(): List<Inspectable> = NamedPrimitives.list()
+
+        /**
+         * The deadlocks among the locks created with [detectDeadlocksAfter], now: each cycle once, confirmed
+         * by a second look (see [Deadlock]). Empty if there is none.
+         */
+        @JvmStatic
+        public fun findDeadlocks(): List<Deadlock> = dev.semaphore.internal.Deadlocks.find()
 
         /** The dump ([Inspectable.dump]) of every named primitive alive now, one after the other. */
         @JvmStatic

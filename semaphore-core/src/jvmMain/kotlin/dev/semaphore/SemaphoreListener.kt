@@ -58,6 +58,13 @@ public interface SemaphoreListener {
 
     /** A hold reported by [onLongHold] ended at last, after [HoldInfo.held]. */
     public fun onLongHoldReleased(primitive: Inspectable, hold: HoldInfo) {}
+
+    /**
+     * [deadlock] was found by the watch of [Diagnostics.detectDeadlocksAfter], and [primitive] is one of
+     * the primitives in its cycle (each of their listeners is told once). Reported once per deadlock,
+     * on the library's diagnostics thread.
+     */
+    public fun onDeadlock(primitive: Inspectable, deadlock: Deadlock) {}
 }
 
 /** Stops a listener added by [Inspectable.addListener]; closing twice does nothing. */
@@ -71,8 +78,8 @@ public fun interface ListenerRegistration : AutoCloseable {
  * thread, a future's requesting thread, or a Lock's owner.
  */
 public class HoldInfo internal constructor(
-    /** Who took the hold, in words: `coroutine "fetch" (StandaloneCoroutine{Active}@5e2de80c)`, `thread "main"`, `owner alice`. */
-    @get:JvmName("holder") public val holder: String,
+    /** Who took it, described when first asked (its toString), so that nothing is formatted under a lock. */
+    private val who: Any,
     /** The Lock's owner object, or null (no owner, or not a Lock). */
     @get:JvmName("owner") public val owner: Any?,
     /** The permits of this hold. */
@@ -84,6 +91,10 @@ public class HoldInfo internal constructor(
     /** Where it was acquired, if stacks are captured ([Diagnostics.captureStacks]); else empty. */
     @get:JvmName("stack") public val stack: List<StackTraceElement>,
 ) {
+    /** Who took the hold, in words: `coroutine "fetch" StandaloneCoroutine{Active}@5e2de80c`, `thread "main"`, `owner alice (...)`. */
+    @get:JvmName("holder")
+    public val holder: String by lazy(LazyThreadSafetyMode.PUBLICATION) { who.toString() }
+
     override fun toString(): String = buildString {
         append(permits).append(if (permits == 1) " permit" else " permits").append(" held by ").append(holder)
         if (held != null) append(" for ").append(formatDuration(held))
@@ -93,8 +104,8 @@ public class HoldInfo internal constructor(
 
 /** One request waiting in line, as inspection, listeners and events show it. */
 public class WaitInfo internal constructor(
-    /** Who waits, in words (as [HoldInfo.holder]). */
-    @get:JvmName("requester") public val requester: String,
+    /** Who waits, described when first asked (its toString). */
+    private val who: Any,
     /** The Lock's owner object, or null. */
     @get:JvmName("owner") public val owner: Any?,
     /** The permits asked for. */
@@ -112,6 +123,10 @@ public class WaitInfo internal constructor(
     /** Where it asked, if stacks are captured; else empty. */
     @get:JvmName("stack") public val stack: List<StackTraceElement>,
 ) {
+    /** Who waits, in words (as [HoldInfo.holder]). */
+    @get:JvmName("requester")
+    public val requester: String by lazy(LazyThreadSafetyMode.PUBLICATION) { who.toString() }
+
     override fun toString(): String = buildString {
         append(requester).append(" waits for ").append(permits).append(if (permits == 1) " permit" else " permits")
         if (priority != 0 || effectivePriority != priority) {

@@ -211,7 +211,7 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
     override val isClosed: Boolean get() = waiterQueue.isClosed
 
     override suspend fun lock(owner: Any?) {
-        if (!tryTake(owner, owner ?: NO_OWNER)) waiterQueue.acquireSuspending(1, 0, if (owner == null) ownerless else Hold(owner))
+        if (!tryTake(owner, owner ?: NO_OWNER, mayWait = true)) waiterQueue.acquireSuspending(1, 0, if (owner == null) ownerless else Hold(owner))
     }
 
     /** The grantee of every owner-less lock() that queues: the waiter is the hold (L1, L2, L4). */
@@ -227,8 +227,12 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
 
     override fun tryLock(owner: Any?): Boolean = tryTake(owner, owner ?: NO_OWNER) || waiterQueue.refused(1)
 
-    /** The fast path: takes the lock for [owner] if it is free and nobody waits, recording [record] (L2, L3). */
-    fun tryTake(owner: Any?, record: Any): Boolean {
+    /**
+     * The fast path: takes the lock for [owner] if it is free and nobody waits, recording [record] (L2, L3).
+     * A caller that queues a waiter when this fails ([mayWait]) gets false at once while others wait, or
+     * while the lock is observed (the waiter then says who takes the lock: Observer.kt, O1).
+     */
+    fun tryTake(owner: Any?, record: Any, mayWait: Boolean = false): Boolean {
         var step = 0
         while (true) {
             val h = holder.load()
@@ -237,17 +241,18 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
                 waiterQueue.checkOpen() // a closed lock refuses every acquisition, held or not
                 return false
             }
-            if (waiterQueue.tryAcquirePermits(1, 0, false, owner)) {
+            if (waiterQueue.tryAcquirePermits(1, 0, mayWait, owner)) {
                 holder.store(record)
                 return true
             }
+            if (mayWait && (waiterQueue.observer != null || waiterQueue.queueLength > 0)) return false // the offer decides (W5)
             // The permit is taken but no holder is recorded: another thread is between its two steps (L3).
             spinWait(step++)
         }
     }
 
     override suspend fun tryLock(timeout: Duration, owner: Any?): Boolean {
-        if (tryTake(owner, owner ?: NO_OWNER)) return true
+        if (tryTake(owner, owner ?: NO_OWNER, mayWait = true)) return true
         val hold = Hold(owner)
         return waiterQueue.acquireWithin(1, 0, hold, timeout) { hold.end() }
     }

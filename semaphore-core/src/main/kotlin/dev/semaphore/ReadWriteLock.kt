@@ -372,7 +372,7 @@ internal class ReadWriteLockImpl(
     // ---- read ----
 
     override suspend fun lockRead() {
-        if (waiterQueue.tryAcquirePermits(1)) recordRead() else waiterQueue.acquireSuspending(1, 0, readRequests)
+        if (waiterQueue.tryAcquirePermits(1, 0, waitsIfRefused = true)) recordRead() else waiterQueue.acquireSuspending(1, 0, readRequests)
     }
 
     override fun tryLockRead(): Boolean = tryTake(READ) || waiterQueue.refused(1)
@@ -395,7 +395,7 @@ internal class ReadWriteLockImpl(
     // ---- write ----
 
     override suspend fun lockWrite() {
-        if (waiterQueue.tryAcquirePermits(total)) recordWrite() else waiterQueue.acquireSuspending(total, 0, writeRequests)
+        if (waiterQueue.tryAcquirePermits(total, 0, waitsIfRefused = true)) recordWrite() else waiterQueue.acquireSuspending(total, 0, writeRequests)
     }
 
     override fun tryLockWrite(): Boolean = tryTake(WRITE) || waiterQueue.refused(total)
@@ -431,7 +431,7 @@ internal class ReadWriteLockImpl(
     // ---- upgradable read ----
 
     override suspend fun lockUpgradableRead() {
-        if (waiterQueue.tryAcquirePermits(upgradablePermits)) {
+        if (waiterQueue.tryAcquirePermits(upgradablePermits, 0, waitsIfRefused = true)) {
             recordUpgradable()
         } else {
             waiterQueue.acquireSuspending(upgradablePermits, 0, upgradableRequests)

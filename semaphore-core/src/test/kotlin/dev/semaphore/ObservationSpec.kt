@@ -178,7 +178,7 @@ class ObservationSpec : FunSpec({
             lock.lock("alice")
             val h = lock.holders().single()
             h.owner shouldBe "alice"
-            h.holder shouldStartWith "owner alice (thread"
+            h.holder shouldStartWith "owner alice (coroutine"
             h.stack.first().className shouldStartWith "dev.semaphore.ObservationSpec"
             val bob = launch { lock.lock("bob") }
             runCurrent()

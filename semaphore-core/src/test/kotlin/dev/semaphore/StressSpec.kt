@@ -128,6 +128,66 @@ class StressSpec : FunSpec({
         s.queueLength shouldBe 0
     }
 
+    test("Semaphore observed on and off during the storm: a listener added and removed again and again loses nothing") {
+        val s = Semaphore(total)
+        runBlocking {
+            val toggler = launch(Dispatchers.Default) {
+                while (true) {
+                    val reg = s.addListener(object : SemaphoreListener {})
+                    delay(1)
+                    reg.close()
+                    delay(1)
+                }
+            }
+            storm(
+                { n, _ -> s.acquire(n) },
+                { n, _ -> s.tryAcquire(50.microseconds, n) },
+                { n -> s.release(n) },
+                { s.queueLength },
+                3,
+                { s.toString() },
+            ).shouldHaveExercisedEverything()
+            toggler.cancel()
+        }
+        s.availablePermits shouldBe total
+        s.queueLength shouldBe 0
+        s.snapshot().heldPermits shouldBe 0L
+    }
+
+    test("Semaphore with tracking: every permit the listener saw acquired it saw released, and no record is left") {
+        val s = Semaphore(total, Diagnostics(tracking = Tracking.HOLDERS))
+        val acquiredPermits = java.util.concurrent.atomic.AtomicLong()
+        val acquisitions = java.util.concurrent.atomic.AtomicLong()
+        val releasedPermits = java.util.concurrent.atomic.AtomicLong()
+        s.addListener(object : SemaphoreListener {
+            override fun onAcquired(primitive: Inspectable, hold: HoldInfo, waited: java.time.Duration) {
+                acquiredPermits.addAndGet(hold.permits.toLong())
+                acquisitions.incrementAndGet()
+            }
+
+            override fun onReleased(primitive: Inspectable, hold: HoldInfo) {
+                releasedPermits.addAndGet(hold.permits.toLong())
+            }
+        })
+        runBlocking {
+            storm(
+                { n, _ -> s.acquire(n) },
+                { n, _ -> s.tryAcquire(50.microseconds, n) },
+                { n -> s.release(n) },
+                { s.queueLength },
+                4,
+                { s.toString() },
+            ).shouldHaveExercisedEverything()
+        }
+        s.availablePermits shouldBe total
+        s.holders() shouldBe emptyList()
+        s.waiters() shouldBe emptyList()
+        (acquiredPermits.get() > 0) shouldBe true
+        releasedPermits.get() shouldBe acquiredPermits.get()
+        // observed from its creation, every acquisition took the lock: the counter is exact, like the events
+        s.snapshot().acquired shouldBe acquisitions.get()
+    }
+
     test("PrioritySemaphore (with aging): >= 100,000 acquisitions with random priorities, cancellations and timeouts") {
         val s = PrioritySemaphore(total, aging = 1.microseconds)
         runBlocking {

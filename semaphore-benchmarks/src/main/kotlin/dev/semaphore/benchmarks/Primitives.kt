@@ -54,6 +54,10 @@ public object Primitives {
         else -> throw IllegalArgumentException("unknown semaphore impl '$impl' (expected ours, kotlinx, none or floor)")
     }
 
+    /** [s] itself, made by the caller (with diagnostics, say), behind the same adapter as [semaphore]'s "ours". */
+    @JvmStatic
+    public fun of(s: OurSemaphore): SuspendPermits = OursSemaphorePermits(s)
+
     /**
      * A semaphore of [permits] permits for the contended workloads: as [semaphore], except that "floor" is the
      * public-API floor of a queue of waiters ([QueueFloor]), not of a single hand-off.

@@ -13,15 +13,19 @@ import dev.semaphore.SemaphoreListener
 import dev.semaphore.WaitInfo
 import java.lang.ref.WeakReference
 import java.util.concurrent.ScheduledFuture
-import java.util.concurrent.ScheduledThreadPoolExecutor
 import java.util.concurrent.TimeUnit
 
 /** At the creation of [primitive] (of [kind]) on this queue: registers its name, and observes it if [config] asks. */
 internal fun WaiterQueue.attach(primitive: Inspectable, kind: String, config: Diagnostics) {
+    val deadlocks = config.detectDeadlocksAfter
+    require(deadlocks == null || kind == "Lock" || kind == "ReadWriteLock") {
+        "deadlock detection is for a Lock or a ReadWriteLock, whose holds have holders; this is a $kind ($config)"
+    }
     if (config.name != null) NamedPrimitives.register(primitive)
     if (config.observesFromCreation) {
         observed({ Observer(primitive, this, kind, config) }) {}
         config.longHoldThreshold?.let { LongHolds.watch(this, it.inWholeNanoseconds) }
+        if (deadlocks != null) Deadlocks.register(this, deadlocks.inWholeNanoseconds)
     }
 }
 
@@ -58,11 +62,7 @@ internal fun dumpOf(p: Inspectable): String = buildString {
  * stops being watched when it is collected.
  */
 internal object LongHolds {
-    private val executor: ScheduledThreadPoolExecutor by lazy {
-        ScheduledThreadPoolExecutor(1) { r ->
-            Thread(r, "semaphore-diagnostics").apply { isDaemon = true }
-        }.apply { removeOnCancelPolicy = true }
-    }
+    private val executor get() = DiagnosticsThread.executor
 
     fun watch(queue: WaiterQueue, thresholdNanos: Long) {
         val ref = WeakReference(queue)

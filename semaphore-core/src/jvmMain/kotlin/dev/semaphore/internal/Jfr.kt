@@ -11,6 +11,7 @@ import jdk.jfr.Category
 import jdk.jfr.Description
 import jdk.jfr.Enabled
 import jdk.jfr.Event
+import jdk.jfr.EventType
 import jdk.jfr.FlightRecorder
 import jdk.jfr.Label
 import jdk.jfr.Name
@@ -46,6 +47,11 @@ internal object Jfr {
         if (available) JfrEvents.leaked(primitive, kind, hold)
     }
 
+    /** Records a deadlock found by the watch. */
+    fun deadlock(d: dev.semaphore.Deadlock) {
+        if (available) JfrEvents.deadlock(d)
+    }
+
     /** Registers the periodic statistics event for the named primitives (once). */
     fun registerStatistics() {
         if (available) JfrEvents.registerStatistics
@@ -54,16 +60,20 @@ internal object Jfr {
 
 /** Touched only when [Jfr.available]. */
 private object JfrEvents {
+    // Whether a recording wants the event now: a volatile read, no event object allocated when not.
+    private val waitType = EventType.getEventType(WaitEvent::class.java)
+    private val holdType = EventType.getEventType(HoldEvent::class.java)
+
     fun beginWait(): Any? {
+        if (!waitType.isEnabled) return null
         val e = WaitEvent()
-        if (!e.isEnabled) return null
         e.begin()
         return e
     }
 
     fun beginHold(): Any? {
+        if (!holdType.isEnabled) return null
         val e = HoldEvent()
-        if (!e.isEnabled) return null
         e.begin()
         return e
     }
@@ -105,6 +115,15 @@ private object JfrEvents {
         ev.permits = hold.permits
         ev.heldFor = hold.held?.toNanos() ?: 0L
         ev.acquiredAt = hold.stack.joinToString("\n")
+        ev.commit()
+    }
+
+    fun deadlock(d: dev.semaphore.Deadlock) {
+        val ev = DeadlockEvent()
+        if (!ev.isEnabled) return
+        ev.participants = d.participants.size
+        ev.primitives = d.participants.joinToString(", ") { it.waitsOn }
+        ev.description = d.toString()
         ev.commit()
     }
 
@@ -204,6 +223,17 @@ internal class LeakEvent : Event() {
     @Label("Permits") @JvmField var permits: Int = 0
     @Label("Held For") @Description("From the grant to the leak's discovery") @Timespan(Timespan.NANOSECONDS) @JvmField var heldFor: Long = 0
     @Label("Acquired At") @Description("The acquiring stack, if captured") @JvmField var acquiredAt: String? = null
+}
+
+@Name("dev.semaphore.Deadlock")
+@Label("Semaphore Deadlock")
+@Category("Semaphore")
+@Description("A cycle of coroutines, threads or owners each waiting for a lock the next one holds, found by the deadlock watch")
+@StackTrace(false)
+internal class DeadlockEvent : Event() {
+    @Label("Participants") @JvmField var participants: Int = 0
+    @Label("Primitives") @Description("The locks waited on, in the cycle's order") @JvmField var primitives: String? = null
+    @Label("Description") @Description("Who waits on what, and what each holds") @JvmField var description: String? = null
 }
 
 @Name("dev.semaphore.Statistics")

@@ -126,7 +126,7 @@ internal class Observer(
         val rec = HoldRecord(requester, permits, now, stackIfCaptured())
         rec.jfr = Jfr.beginHold()
         holds.add(rec)
-        add(Pending.Acquired(holdInfo(rec, now), Duration.ZERO, null, null))
+        if (listeners.isNotEmpty()) add(Pending.Acquired(holdInfo(rec, now), Duration.ZERO, null, null))
     }
 
     fun queued(w: PermitWaiter, priority: Int) {
@@ -144,23 +144,30 @@ internal class Observer(
         val rec = HoldRecord(requester, w.permits, now, wait?.stack)
         rec.jfr = Jfr.beginHold()
         holds.add(rec)
+        if (listeners.isEmpty() && wait?.jfr == null) return // nobody to tell (the records above are kept)
         val waited = if (wait == null) Duration.ZERO else Duration.ofNanos(now - wait.sinceNanos)
         add(Pending.Acquired(holdInfo(rec, now), waited, wait?.jfr, wait?.let { waitInfo(it, now, null) }))
     }
 
     fun leftLine(w: PermitWaiter, timedOut: Boolean) {
         val rec = waits.remove(w) ?: return
+        if (listeners.isEmpty() && rec.jfr == null) return
         add(Pending.LeftLine(waitInfo(rec, System.nanoTime(), null), timedOut, rec.jfr))
     }
 
     fun failed(w: PermitWaiter) {
         val rec = waits.remove(w) ?: return
+        if (rec.jfr == null) return // only JFR hears of a failure one by one (listeners hear onClosed)
         add(Pending.Failed(waitInfo(rec, System.nanoTime(), null), rec.jfr))
     }
 
-    fun closed(cause: Throwable?, failed: Int) = add(Pending.Closed(cause, failed))
+    fun closed(cause: Throwable?, failed: Int) {
+        if (listeners.isNotEmpty()) add(Pending.Closed(cause, failed))
+    }
 
-    fun resized(oldTotal: Int, newTotal: Int) = add(Pending.Resized(oldTotal, newTotal))
+    fun resized(oldTotal: Int, newTotal: Int) {
+        if (listeners.isNotEmpty()) add(Pending.Resized(oldTotal, newTotal))
+    }
 
     /** O3: ends the holds that a release of [permits] ends. */
     fun released(permits: Int) {
@@ -180,14 +187,15 @@ internal class Observer(
             end(rec, take, now)
             left -= take
         }
-        if (left > 0) { // holds taken before observation (O3)
+        if (left > 0 && listeners.isNotEmpty()) { // holds taken before observation (O3)
             add(Pending.Released(HoldInfo(UNKNOWN_HOLDER, null, left, null, null, emptyList()), false, null))
         }
     }
 
     private fun end(rec: HoldRecord, permits: Int, now: Long) {
+        if (listeners.isEmpty() && rec.jfr == null && !rec.reportedLong) return
         val info = HoldInfo(
-            rec.requester.describe(), rec.requester.owner, permits, since(rec.sinceNanos, now),
+            rec.requester, rec.requester.owner, permits, since(rec.sinceNanos, now),
             Duration.ofNanos(now - rec.sinceNanos), rec.stack.frames(),
         )
         add(Pending.Released(info, rec.reportedLong, rec.jfr))
@@ -213,6 +221,27 @@ internal class Observer(
         val now = System.nanoTime()
         val clock = queue.clockNow()
         return waits.map { (w, rec) -> waitInfo(rec, now, order.effectivePriority(w, rec.priority, clock)) }
+    }
+
+    /** Under the lock: the holds alive, oldest first (Deadlocks.kt reads them). */
+    fun holdRecords(): List<HoldRecord> = ArrayList(holds)
+
+    /** Under the lock: the requests in line, in the order they came (Deadlocks.kt reads them). */
+    fun waitRecords(): List<WaitRecord> = ArrayList(waits.values)
+
+    fun holdInfoOf(rec: HoldRecord): HoldInfo = holdInfo(rec, System.nanoTime())
+
+    fun waitInfoOf(rec: WaitRecord): WaitInfo = waitInfo(rec, System.nanoTime(), null)
+
+    /** Tells the listeners of a deadlock found by the watch, on its thread (Deadlocks.kt). */
+    fun deadlockFound(deadlock: dev.semaphore.Deadlock) {
+        for (l in listeners) {
+            try {
+                l.onDeadlock(primitive, deadlock)
+            } catch (t: Throwable) {
+                reportListenerError(l, t)
+            }
+        }
     }
 
     /** System.nanoTime() when the oldest request in line joined it, or null. */
@@ -311,7 +340,7 @@ internal class Observer(
     private fun stackIfCaptured(): Array<StackTraceElement>? = if (captureStacks) callerStack() else null
 
     private fun holdInfo(rec: HoldRecord, now: Long) = HoldInfo(
-        rec.requester.describe(),
+        rec.requester,
         rec.requester.owner,
         rec.permits,
         since(rec.sinceNanos, now),
@@ -320,7 +349,7 @@ internal class Observer(
     )
 
     private fun waitInfo(rec: WaitRecord, now: Long, effective: Int?) = WaitInfo(
-        rec.requester.describe(),
+        rec.requester,
         rec.requester.owner,
         rec.permits,
         rec.priority,

@@ -1,5 +1,9 @@
 package dev.semaphore.examples;
 
+import dev.semaphore.Deadlock;
+import dev.semaphore.Diagnostics;
+import dev.semaphore.Tracking;
+import dev.semaphore.async.AsyncLock;
 import dev.semaphore.async.AsyncPrioritySemaphore;
 import dev.semaphore.async.AsyncReadWriteLock;
 import dev.semaphore.async.AsyncSemaphore;
@@ -9,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +36,7 @@ public final class JavaDemo {
         cancellation();
         blockingOnThreads();
         readWrite();
+        stall();
         System.out.println("All claims above were checked.");
     }
 
@@ -193,6 +199,50 @@ public final class JavaDemo {
             }
         }
         check(!lock.asKotlin().isWriteLocked() && lock.asKotlin().getReadHolds() == 0, "the lock is free again");
+    }
+
+    /**
+     * A stall on purpose: a report holds both permits of the "db" pool and two queries wait behind it;
+     * the pool, created with tracking, says who holds and who waits. Then a deadlock: a future holds one
+     * lock and asks for another that a blocked thread holds while it waits for the first.
+     */
+    private static void stall() throws Exception {
+        AsyncSemaphore db = AsyncSemaphore.create(2, Diagnostics.named("db").withTracking(Tracking.HOLDERS));
+        Permit report = db.acquire(2).join();
+        CompletableFuture<Permit> query = db.acquire(1, Duration.ofMinutes(1));
+        CompletableFuture<Permit> other = db.acquire(1);
+        System.out.println("A stall on purpose; the pool's dump:");
+        System.out.println("  " + db.asKotlin().dump().replace("\n", "\n  "));
+        check(db.asKotlin().holders().size() == 1 && db.asKotlin().waiters().size() == 2, "one holder, two waiting");
+        check(db.asKotlin().waiters().get(0).deadline() != null, "the timed query shows its deadline");
+        report.close();
+        query.join().close();
+        other.join().close();
+
+        Diagnostics detect = Diagnostics.named("accounts").withDeadlockDetection(Duration.ofMillis(100));
+        AsyncLock accounts = AsyncLock.create(detect);
+        AsyncLock ledger = AsyncLock.create(Diagnostics.named("ledger").withDeadlockDetection(Duration.ofMillis(100)));
+        Permit heldAccounts = accounts.lock().join();           // this thread holds "accounts"
+        CountDownLatch ledgerHeld = new CountDownLatch(1);
+        Thread clerk = new Thread(() -> {
+            try (Permit heldLedger = ledger.lockBlocking()) { // the clerk holds "ledger"
+                ledgerHeld.countDown();
+                accounts.lockBlocking(Duration.ofSeconds(30)).ifPresent(Permit::close); // and waits for "accounts"
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "clerk");
+        clerk.start();
+        ledgerHeld.await();
+        CompletableFuture<Permit> wantLedger = ledger.lock();   // this thread asks for "ledger": a deadlock
+        while (accounts.queueLength() + ledger.queueLength() < 2) sleep(1);
+        List<Deadlock> found = Diagnostics.findDeadlocks();
+        System.out.println("  a future and a blocked thread each waiting for the other's lock; Diagnostics.findDeadlocks():");
+        System.out.println("  " + found.get(0).toString().replace("\n", "\n  "));
+        check(found.size() == 1 && found.get(0).participants().size() == 2, "one deadlock of two");
+        wantLedger.cancel(false);                               // this side gives up: the clerk goes on
+        heldAccounts.close();
+        clerk.join();
     }
 
     private static boolean failedWith(CompletableFuture<?> future, Class<? extends Throwable> type) {

@@ -1,17 +1,24 @@
 /*
  * The demo the README's first command runs: a Semaphore throttling coroutines, a PrioritySemaphore
  * serving urgent work first, a timeout, a cancellation, and a ReadWriteLock (readers together, a
- * queued writer holding back later readers, an upgrade), each printed in a few lines. The read-write
- * scene checks its claims: a false one ends the program with an exception (and CI fails).
+ * queued writer holding back later readers, an upgrade), each printed in a few lines, and a stall on
+ * purpose: who holds, who waits, and a deadlock found. The read-write and stall scenes check their
+ * claims: a false one ends the program with an exception (and CI fails).
  */
 package dev.semaphore.examples
 
+import dev.semaphore.Diagnostics
+import dev.semaphore.Lock
 import dev.semaphore.PrioritySemaphore
 import dev.semaphore.ReadWriteLock
 import dev.semaphore.Semaphore
+import dev.semaphore.Tracking
+import dev.semaphore.withLock
 import dev.semaphore.withPermit
 import dev.semaphore.withReadLock
 import dev.semaphore.withUpgradableReadLock
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineName
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
@@ -22,7 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.measureTime
 
-/** Runs the five scenes of the demo. */
+/** Runs the six scenes of the demo. */
 fun main(): Unit = runBlocking {
     println("== semaphore demo ==")
     throttling()
@@ -30,7 +37,40 @@ fun main(): Unit = runBlocking {
     timeout()
     cancellation()
     readWrite()
+    stall()
     println("== done ==")
+}
+
+/**
+ * A stall on purpose: a stuck coroutine holds the pool's permits while others wait, and two transfers
+ * take two locks in opposite orders. The dump says who holds and who waits; the deadlock is found.
+ */
+private suspend fun stall() = coroutineScope {
+    val db = Semaphore(2, Diagnostics(name = "db", tracking = Tracking.HOLDERS))
+    val stuck = launch(CoroutineName("stuck-report")) { db.withPermit(2) { delay(Long.MAX_VALUE) } }
+    val queries = List(2) { i -> launch(CoroutineName("query-$i")) { db.withPermit { } } }
+    while (db.queueLength < 2) delay(1)
+    println("6. a stall on purpose; the pool's dump:")
+    println(db.dump().prependIndent("   "))
+    check(db.holders().single().holder.startsWith("coroutine \"stuck-report\"")) { db.dump() }
+    check(db.waiters().size == 2) { db.dump() }
+    stuck.cancel()
+    queries.forEach { it.join() }
+
+    val accounts = Lock(diagnostics = Diagnostics(name = "accounts", detectDeadlocksAfter = 100.milliseconds))
+    val ledger = Lock(diagnostics = Diagnostics(name = "ledger", detectDeadlocksAfter = 100.milliseconds))
+    val firstLocks = CompletableDeferred<Unit>()
+    val t1 = launch(CoroutineName("transfer-1")) { accounts.withLock { firstLocks.await(); ledger.withLock { } } }
+    val t2 = launch(CoroutineName("transfer-2")) { ledger.withLock { firstLocks.await(); accounts.withLock { } } }
+    while (!accounts.isLocked || !ledger.isLocked) delay(1)
+    firstLocks.complete(Unit)
+    while (accounts.queueLength + ledger.queueLength < 2) delay(1)
+    val deadlock = Diagnostics.findDeadlocks().single()
+    println("   two transfers taking two locks in opposite orders; Diagnostics.findDeadlocks():")
+    println(deadlock.toString().prependIndent("   "))
+    check(deadlock.participants.size == 2) { deadlock.toString() }
+    t2.cancel() // one gives up: the other goes on
+    t1.join()
 }
 
 /** 50 downloads, at most 4 at a time, on a multi-threaded dispatcher. */

@@ -199,6 +199,18 @@ internal fun RedisSemaphore.availablePermitsAsync(): CompletableFuture<Int> = ha
 /** [RedisSemaphore.queueLength] as a future. */
 internal fun RedisSemaphore.queueLengthAsync(): CompletableFuture<Int> = handle().client.background.future { queueLength() }
 
+/** [RedisSemaphore.inspect] as a future; a bad [limit] throws at once, as the Kotlin form does before it suspends. */
+internal fun RedisSemaphore.inspectAsync(limit: Int): CompletableFuture<RedisSemaphoreInspection> {
+    checkInspectLimit(limit)
+    return handle().client.background.future { inspect(limit) }
+}
+
+/** [RedisLock.inspect] as a future; a bad [limit] throws at once. */
+internal fun RedisLock.inspectAsync(limit: Int): CompletableFuture<RedisLockInspection> {
+    checkInspectLimit(limit)
+    return asSemaphore().handle().client.background.future { inspect(limit) }
+}
+
 /**
  * [withPermit] with a stage: holds [permits] permits (renewing the lease) until the stage that
  * [action] returns completes, however it completes, then releases them. Completes as that stage did,

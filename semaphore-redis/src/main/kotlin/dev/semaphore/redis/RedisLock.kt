@@ -47,6 +47,14 @@ public interface RedisLock {
 
     public suspend fun queueLength(): Int
 
+    /**
+     * Who holds this lock (its client's id and name, fencing token, time left, and its owner if this
+     * JVM holds it for one) and at most [limit] requests of its line, with the true count; see
+     * [RedisSemaphore.inspect].
+     * @throws IllegalArgumentException if [limit] is not between 0 and 1000.
+     */
+    public suspend fun inspect(limit: Int = 100): RedisLockInspection
+
     /** See [RedisSemaphore.delete]. */
     public suspend fun delete()
 
@@ -132,6 +140,18 @@ internal class RedisLockHandle(val semaphore: RedisSemaphoreHandle, private val 
     override suspend fun renew(lease: Lease) = semaphore.renew(lease)
     override suspend fun isLocked(): Boolean = semaphore.availablePermits() <= 0
     override suspend fun queueLength(): Int = semaphore.queueLength()
+
+    override suspend fun inspect(limit: Int): RedisLockInspection {
+        checkInspectLimit(limit)
+        val seen = semaphore.inspect(maxOf(limit, 1)) // the holder is listed even for limit 0
+        val holder = seen.holders.firstOrNull()
+        val owner = if (holder == null || !holder.isThisClient) {
+            null
+        } else {
+            owners.entries.firstOrNull { (key, value) -> key.name == name && (value as? Lease)?.id == holder.leaseId }?.key?.owner
+        }
+        return RedisLockInspection(name, seen.exists, holder, owner, seen.line.take(limit), seen.queueLength)
+    }
     override suspend fun delete() = semaphore.delete()
     override fun close() = semaphore.close()
     override fun toString(): String = "RedisLock(name=$name)"

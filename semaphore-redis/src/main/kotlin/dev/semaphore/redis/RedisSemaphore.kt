@@ -16,12 +16,14 @@
  *     granted all its permits if they fit, then the next, and so on; the first that does not fit stops
  *     the loop (so a large request is never starved by small ones); a head larger than the total
  *     (after a reduction) fails instead, and its client is told why. Grants are published on the
- *     semaphore's channel.
- * R4  Every grant is a lease: an id (the request's), a permit count, a fencing token (the semaphore's
- *     counter, incremented for every grant: strictly increasing across all grants, also across the
- *     semaphore's re-creation, R9) and an expiry. A client counts a lease's time from a moment it knows
- *     to precede the grant (the sending of the last request that found it queued), so its count ends
- *     no later than the server's.
+ *     semaphore's channel. While queued, a request keeps its permits, its lease time and when it
+ *     joined the line (so anyone can list the line: inspect.lua).
+ * R4  Every grant is a lease: an id (the request's, which names its client, head.lua), a permit count,
+ *     a fencing token (the semaphore's counter, incremented for every grant: strictly increasing across
+ *     all grants, also across the semaphore's re-creation, R9) and an expiry. The server keeps all four
+ *     while the lease lives, and nothing of it after (so anyone can list the holders: inspect.lua). A
+ *     client counts a lease's time from a moment it knows to precede the grant (the sending of the last
+ *     request that found it queued), so its count ends no later than the server's.
  * R5  Every script that may grant first ends the leases past their expiry and drops the queued requests
  *     past their heartbeat deadline (at most 100 of each per call: every call does bounded work), then
  *     grants what that freed (R3). One exception, the fast path of acquire: a request that fits while
@@ -31,9 +33,8 @@
  * R6  A command repeated by the connection (Lettuce sends an unanswered command again after a
  *     reconnect) runs before any later command of its client about the same request, because one
  *     connection keeps its commands in order; so it finds the request as its first run left it, gets
- *     the same answer and changes nothing more. (One exception: a grant made at once keeps no token on
- *     the server, so its repeat is answered "already granted"; the client hands that lease back and
- *     asks again under a new id.) The server keeps no record of ended requests (its
+ *     the same answer and changes nothing more (a repeated acquire that was granted gets its grant,
+ *     with its token, R4). The server keeps no record of ended requests (its
  *     memory is bounded by what is live); a request it does not know is "U", which the client reads by
  *     what it knows: a release of a lease that was live when the release was sent has succeeded (this is
  *     its repeat); otherwise the lease was lost. A resize is not idempotent by itself: the last 16
@@ -157,6 +158,16 @@ public interface RedisSemaphore {
     public suspend fun totalPermits(): Int
 
     /**
+     * Who holds this semaphore and who waits for it, from every JVM, now: at most [limit] holders (each
+     * with its client's id and name, permits, fencing token and time left) and at most [limit] requests
+     * of the line (client, permits, time waited), with the true counts. One read-only script, which
+     * changes nothing (not even creating the semaphore) and never waits; see [RedisSemaphoreInspection].
+     * `println(semaphore.inspect())` prints a readable dump.
+     * @throws IllegalArgumentException if [limit] is not between 0 and 1000 (0: the counts only).
+     */
+    public suspend fun inspect(limit: Int = 100): RedisSemaphoreInspection
+
+    /**
      * Adds [permits] to the total, for every JVM; queued requests that now fit are granted.
      * @throws IllegalArgumentException if [permits] < 1 or the total would exceed `Int.MAX_VALUE`.
      */
@@ -209,9 +220,6 @@ public class Lease internal constructor(
 ) {
     /** The request's number in the line if it queued (the server's order of requests), 0 if granted at once. */
     @Volatile internal var queueNumber: Long = 0
-
-    /** Granted to the line (by the server's grant loop): it has a field in the semaphore's hash (head.lua), which its release removes. */
-    @Volatile internal var fromLine: Boolean = false
 
     /** Set by the first release call (cleared again if it could not reach the server). */
     internal val releasing = java.util.concurrent.atomic.AtomicBoolean()

@@ -60,6 +60,13 @@ import kotlin.time.TimeSource
 public class RedisSemaphoreClient internal constructor(
     /** The server(s), "host:port", for messages (never the URI: it may hold a password). */
     private val servers: String,
+    /**
+     * The name this client's requests carry, for [RedisSemaphore.inspect] in every JVM: the name of its
+     * Redis connections (Lettuce's `clientName`, which `CLIENT LIST` shows too), or if they have none
+     * "pid@host" of this JVM (host from the environment's HOSTNAME or COMPUTERNAME, or /etc/hostname;
+     * "pid" alone if none is found).
+     */
+    public val clientName: String,
     private val commands: StatefulConnection<String, String>,
     private val scripting: RedisScriptingAsyncCommands<String, String>,
     private val pubSub: StatefulRedisPubSubConnection<String, String>,
@@ -78,8 +85,15 @@ public class RedisSemaphoreClient internal constructor(
     /** Renewals, heartbeats and the Java forms' requests run here; cancelled by [close]. */
     internal val background: CoroutineScope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
 
-    private val clientId: String = ByteArray(8).also { SecureRandom().nextBytes(it) }.joinToString("") { "%02x".format(it) }
+    /**
+     * This client's id: 16 random hexadecimal digits, the start of every request id it makes (so of
+     * every [Lease.id]), unique across the clients of a server. [RedisSemaphore.inspect] shows it.
+     */
+    public val clientId: String = ByteArray(8).also { SecureRandom().nextBytes(it) }.joinToString("") { "%02x".format(it) }
     private val requestCounter = AtomicLong()
+
+    /** What follows the counter in this client's request ids: "/" and the encoded [clientName] (RequestIds). */
+    private val idSuffix = "/" + RequestIds.encodeName(clientName)
 
     /** The command that scripts publish grants with (head.lua's ARGV 5). */
     internal val publishCommand: String = if (sharded) "SPUBLISH" else "PUBLISH"
@@ -150,7 +164,8 @@ public class RedisSemaphoreClient internal constructor(
 
     internal val isClosed: Boolean get() = closed
 
-    internal fun newRequestId(): String = "$clientId-${requestCounter.incrementAndGet()}"
+    /** A new request id, "clientId-n/name" (head.lua, RequestIds). */
+    internal fun newRequestId(): String = "$clientId-${requestCounter.incrementAndGet()}$idSuffix"
 
     /**
      * A request waiting for its grant: [grant] completes with the place reply that granted it (from
@@ -487,7 +502,7 @@ public class RedisSemaphoreClient internal constructor(
     }
 
     override fun toString(): String =
-        "RedisSemaphoreClient(id=$clientId, servers=$servers, waiting=${waiting.size}, leases=${kept.size}, " +
+        "RedisSemaphoreClient(id=$clientId, name=$clientName, servers=$servers, waiting=${waiting.size}, leases=${kept.size}, " +
             "lines=${synchronized(lines) { lines.size }})"
 
     /** The sizes of the client's state, for tests: requests waiting, leases kept, lines (subscriptions). */
@@ -506,12 +521,15 @@ public class RedisSemaphoreClient internal constructor(
          * Connects to the Redis server at [redisUri], e.g. `redis://127.0.0.1:6379`, or
          * `redis://127.0.0.1:6379?timeout=5s` to bound every command's wait for the server at 5 s
          * (Lettuce's default: 60 s). The client made here is closed with the returned one.
-         * @throws IllegalArgumentException if [redisUri] is not a Redis URI.
+         * `?clientName=billing-1` names the connections (`CLIENT SETNAME`) and the client ([clientName]).
+         * @throws IllegalArgumentException if [redisUri] is not a Redis URI, or its client name is not
+         *   1 to 64 characters from `!` to `~`.
          * @throws RedisUnavailableException if the server cannot be reached (Lettuce's exception is its cause).
          */
         @JvmStatic
         public fun connect(redisUri: String): RedisSemaphoreClient {
             val uri = RedisURI.create(redisUri)
+            uri.clientName?.let { RequestIds.checkName(it) }
             val redis = RedisClient.create(uri)
             return standalone(redis, "${uri.host}:${uri.port}", closeClient = true)
         }
@@ -520,6 +538,8 @@ public class RedisSemaphoreClient internal constructor(
          * Connects through [redisClient], a Lettuce client the application already has (with its TLS,
          * authentication, resources and timeouts): opens two connections of its own (three with
          * replicaAcks), which [close] closes. [redisClient] stays the application's: close it after this.
+         * The client's name ([clientName]) is that of the connections it makes (its URI's `clientName`).
+         * @throws IllegalArgumentException if that name is longer than 64 characters.
          * @throws RedisUnavailableException if the server cannot be reached (Lettuce's exception is its cause).
          */
         @JvmStatic
@@ -534,13 +554,13 @@ public class RedisSemaphoreClient internal constructor(
             }
             return connecting(servers, shutdown) {
                 val commands = redis.connect()
-                val pubSub = try {
-                    redis.connectPubSub()
+                val (name, pubSub) = try {
+                    clientName(runCatching { commands.sync().clientGetname() }.getOrNull()) to redis.connectPubSub()
                 } catch (e: Throwable) {
                     commands.close()
                     throw e
                 }
-                RedisSemaphoreClient(servers, commands, commands.async(), pubSub, sharded = false, confirmations, shutdown)
+                RedisSemaphoreClient(servers, name, commands, commands.async(), pubSub, sharded = false, confirmations, shutdown)
             }
         }
 
@@ -560,13 +580,16 @@ public class RedisSemaphoreClient internal constructor(
          * node that serves it. On Redis 7 and later, grants are published with sharded pub/sub (`SPUBLISH`),
          * which reaches only the nodes of that slot's shard; on older servers with `PUBLISH`, which the
          * cluster delivers to every node. [RedisSemaphoreConfig.replicaAcks] is not supported here.
-         * @throws IllegalArgumentException if no URI is given, or one is not a Redis URI.
+         * The URIs' `?clientName=` names the connections and the client, as in [connect].
+         * @throws IllegalArgumentException if no URI is given, one is not a Redis URI, or its client name
+         *   is not 1 to 64 characters from `!` to `~`.
          * @throws RedisUnavailableException if the cluster cannot be reached (Lettuce's exception is its cause).
          */
         @JvmStatic
         public fun connectCluster(vararg redisUris: String): RedisSemaphoreClient {
             require(redisUris.isNotEmpty()) { "at least one node's URI is needed, was none" }
             val uris = redisUris.map { RedisURI.create(it) }
+            for (uri in uris) uri.clientName?.let { RequestIds.checkName(it) }
             val cluster = RedisClusterClient.create(uris)
             return cluster(cluster, uris.joinToString(",", "cluster[", "]") { "${it.host}:${it.port}" }, closeClient = true)
         }
@@ -574,7 +597,8 @@ public class RedisSemaphoreClient internal constructor(
         /**
          * Connects through [clusterClient], a Lettuce cluster client the application already has: as
          * [connectCluster], with two connections of its own that [close] closes; [clusterClient] stays
-         * the application's.
+         * the application's. The client's name is that of the connections it makes, as in [connect].
+         * @throws IllegalArgumentException if that name is longer than 64 characters.
          * @throws RedisUnavailableException if the cluster cannot be reached (Lettuce's exception is its cause).
          */
         @JvmStatic
@@ -585,16 +609,24 @@ public class RedisSemaphoreClient internal constructor(
             val shutdown = { if (closeClient) cluster.shutdown() }
             return connecting(servers, shutdown) {
                 val commands = cluster.connect()
-                val pubSub = try {
+                val (name, pubSub) = try {
                     val sharded = majorVersion(commands.sync().info("server")) >= 7
-                    cluster.connectPubSub() to sharded
+                    clientName(runCatching { commands.sync().clientGetname() }.getOrNull()) to (cluster.connectPubSub() to sharded)
                 } catch (e: Throwable) {
                     commands.close()
                     throw e
                 }
-                RedisSemaphoreClient(servers, commands, commands.async(), pubSub.first, pubSub.second, null, shutdown)
+                RedisSemaphoreClient(servers, name, commands, commands.async(), pubSub.first, pubSub.second, null, shutdown)
             }
         }
+
+        /**
+         * The client's name: [connectionName] (what `CLIENT GETNAME` answered on its connection: Lettuce
+         * sets it from the URI's `clientName`), or by default "pid@host" ([RequestIds.defaultName]).
+         * @throws IllegalArgumentException if [connectionName] is not a valid name (RequestIds.checkName).
+         */
+        private fun clientName(connectionName: String?): String =
+            if (connectionName.isNullOrEmpty()) RequestIds.defaultName else RequestIds.checkName(connectionName)
 
         /** The major version in an `INFO server` reply ("redis_version:7.2.4"); 0 if absent. */
         internal fun majorVersion(info: String): Int =
@@ -611,10 +643,15 @@ public class RedisSemaphoreClient internal constructor(
 
 /**
  * One Lua script: head.lua, then the operation's text with lib.lua in place of its line
- * "-- [lib.lua]" (what comes before that line is the operation's fast path), or at its start.
+ * "-- [lib.lua]" (what comes before that line is the operation's fast path), or at its start; a
+ * read-only operation ([withLib] false: no purge, no creation) is head.lua and its text alone.
  */
-internal class Script private constructor(operation: String, val integerReplies: Boolean = false) {
-    val text: String = head + if (LIB_MARK in operation) operation.replace(LIB_MARK, lib) else lib + operation
+internal class Script private constructor(operation: String, val integerReplies: Boolean = false, withLib: Boolean = true) {
+    val text: String = head + when {
+        !withLib -> operation
+        LIB_MARK in operation -> operation.replace(LIB_MARK, lib)
+        else -> lib + operation
+    }
     val sha: String = MessageDigest.getInstance("SHA-1").digest(text.toByteArray()).joinToString("") { "%02x".format(it) }
 
     companion object {
@@ -634,9 +671,58 @@ internal class Script private constructor(operation: String, val integerReplies:
         val state = Script(resource("state.lua"))
         val resize = Script(resource("resize.lua"))
         val delete = Script(resource("delete.lua"))
+        val inspect = Script(resource("inspect.lua"), withLib = false)
     }
 }
 
 /** A grant's lease from a place reply {"G", permits, token, remainingMs, ...} (head.lua), its expiry counted from [anchor]. */
 internal fun leaseOf(semaphore: String, id: String, place: List<Any?>, anchor: TimeMark): Lease =
     Lease(semaphore, id, (place[1] as Long).toInt(), place[2] as Long, anchor + (place[3] as Long).milliseconds)
+
+/**
+ * Request ids, "clientId-n/name" (head.lua): [RedisSemaphoreClient.newRequestId] makes them, and an
+ * inspection reads the client back from them. The name is encoded so that the id has no ':' (the
+ * scripts' separator in lx members and grant messages), ',' (between grant messages) or space (the
+ * resize ids): those become %3A, %2C and %20, and '%' %25.
+ */
+internal object RequestIds {
+    /** The longest client name. */
+    const val MAX_NAME = 64
+
+    private val ID = Regex("^([0-9a-f]+)-\\d+(?:/(.*))?$")
+
+    /**
+     * [name] if it is a valid client name: 1 to [MAX_NAME] characters from '!' to '~' (what Redis's
+     * `CLIENT SETNAME` accepts, without spaces).
+     * @throws IllegalArgumentException otherwise, naming it.
+     */
+    fun checkName(name: String): String {
+        require(name.length in 1..MAX_NAME && name.all { it in '!'..'~' }) {
+            "a client name must be 1 to $MAX_NAME characters from '!' to '~' (no spaces), was \"$name\""
+        }
+        return name
+    }
+
+    fun encodeName(name: String): String =
+        name.replace("%", "%25").replace(":", "%3A").replace(",", "%2C").replace(" ", "%20")
+
+    fun decodeName(encoded: String): String =
+        Regex("%(25|3A|2C|20)").replace(encoded) { m -> m.groupValues[1].toInt(16).toChar().toString() }
+
+    /** The client id and name in [requestId]: (id, name); the whole id and null if it is not one of ours. */
+    fun clientOf(requestId: String): Pair<String, String?> {
+        val match = ID.matchEntire(requestId) ?: return requestId to null
+        return match.groupValues[1] to match.groups[2]?.value?.let(::decodeName)
+    }
+
+    /** "pid@host" of this JVM, for a client whose connections have no name; "pid" if the host is not found. */
+    val defaultName: String by lazy {
+        val pid = ProcessHandle.current().pid().toString()
+        val host = sequenceOf(
+            { System.getenv("HOSTNAME") },
+            { System.getenv("COMPUTERNAME") },
+            { java.io.File("/etc/hostname").takeIf { it.isFile }?.readText() },
+        ).mapNotNull { runCatching(it).getOrNull()?.filter { c -> c in '!'..'~' } }.firstOrNull { it.isNotEmpty() }
+        if (host == null) pid else "$pid@$host".take(MAX_NAME)
+    }
+}

@@ -129,14 +129,14 @@ internal class RedisSemaphoreHandle(
             if (closed) waiter.grant.completeExceptionally(closedException())
             val grant = if (timeout == null) waiter.grant.await() else withTimeoutOrNull(timeout) { waiter.grant.await() }
             if (grant != null) {
-                return granted(placeLease(id, permits, grant.first, grant.second).also { it.fromLine = true }, grant.first)
+                return granted(placeLease(id, permits, grant.first, grant.second), grant.first)
                     .also { it.queueNumber = queueNumber }
             }
             // Timed out: leave the line, taking a grant that won the race (R8).
             val sentCancel = TimeSource.Monotonic.markNow()
             val answer = withContext(NonCancellable) { list(script(Script.cancel, id, permits.toString(), "0")) }
             if (answer[0] != "G") return null
-            return granted(leaseOf(name, id, answer, sentCancel).also { it.fromLine = true }, answer).also { it.queueNumber = queueNumber }
+            return granted(leaseOf(name, id, answer, sentCancel), answer).also { it.queueNumber = queueNumber }
         } catch (e: AskAgain) {
             throw e
         } catch (e: Throwable) {
@@ -287,7 +287,7 @@ internal class RedisSemaphoreHandle(
         client.stopRenewing(lease) // renewals stop now: if the release cannot reach the server, the lease ends at its expiry
         val liveWhenSent = lease.remaining.isPositive()
         val answer = try {
-            script(Script.release, lease.id, lease.permits.toString(), if (lease.fromLine) "line" else "-", if (wantToken) "token" else "-")
+            script(Script.release, lease.id, lease.permits.toString(), if (wantToken) "token" else "-")
         } catch (e: Exception) {
             lease.releasing.set(false) // not settled: the caller may try again
             throw e
@@ -336,6 +336,30 @@ internal class RedisSemaphoreHandle(
     override suspend fun totalPermits(): Int = (state()[2] as Long).toInt()
 
     private suspend fun state(): List<Any?> = list(script(Script.state, "-"))
+
+    /** One read-only script (inspect.lua): its reply {total, holders, {...}, queued, {...}} read into a [RedisSemaphoreInspection]. */
+    override suspend fun inspect(limit: Int): RedisSemaphoreInspection {
+        checkInspectLimit(limit)
+        val reply = list(script(Script.inspect, "-", limit.toString()))
+        val total = (reply[0] as Long).toInt()
+        val holders = (reply[2] as List<*>).chunked(4).map { (id, permits, token, remainingMs) ->
+            val (clientId, clientName) = RequestIds.clientOf(id as String)
+            RedisSemaphoreInspection.Holder(
+                id, clientId, clientName, (permits as Long).toInt(), token as Long, (remainingMs as Long).milliseconds,
+                clientId == client.clientId,
+            )
+        }
+        val line = (reply[4] as List<*>).chunked(3).mapIndexed { i, (id, permits, waitedMs) ->
+            val (clientId, clientName) = RequestIds.clientOf(id as String)
+            RedisSemaphoreInspection.QueuedRequest(
+                id, clientId, clientName, (permits as Long).toInt(), i + 1, (waitedMs as Long).milliseconds,
+                clientId == client.clientId,
+            )
+        }
+        return RedisSemaphoreInspection(
+            name, total >= 0, maxOf(total, 0), holders, (reply[1] as Long).toInt(), line, (reply[3] as Long).toInt(),
+        )
+    }
 
     override suspend fun addPermits(permits: Int) {
         require(permits >= 1) { "permits must be at least 1, was $permits" }
@@ -434,6 +458,13 @@ internal class RedisSemaphoreHandle(
 
     override fun toString(): String = "RedisSemaphore(name=$name, configuredPermits=$configuredPermits, $config)"
 }
+
+/** The largest limit of [RedisSemaphore.inspect]: its reply stays small (about 100 bytes an entry). */
+internal const val MAX_INSPECT_LIMIT = 1000
+
+/** @throws IllegalArgumentException if [limit] is not a limit of [RedisSemaphore.inspect], naming it. */
+internal fun checkInspectLimit(limit: Int) =
+    require(limit in 0..MAX_INSPECT_LIMIT) { "limit must be between 0 and $MAX_INSPECT_LIMIT, was $limit" }
 
 /** The keys of the semaphore [name], in the order the scripts expect them (head.lua): all in one hash slot. */
 internal fun redisKeys(name: String): Array<String> = arrayOf("s", "q", "wx", "lx").map { "dsem:{$name}:$it" }.toTypedArray()

@@ -3,7 +3,7 @@
 -- then the operation's slow path. The rules the scripts keep are stated once, in RedisSemaphore.kt
 -- ("THE SERVER SIDE", R1..R9), and cited here. What costs the server time in a script is each call,
 -- each Lua closure, and each number turned into a string (a double's formatting): the fast paths (an
--- uncontended acquire in 4 calls, its release in 2) pass strings where they can and read integers,
+-- uncontended acquire in 4 calls, its release in 3) pass strings where they can and read integers,
 -- and the rest of the library, with its functions, is reached only by slow paths.
 --
 -- KEYS (one hash slot: every key starts with dsem:{name}):
@@ -12,13 +12,16 @@
 --         repaid; lowered by QBIAS while anyone is queued, so that a fast path sees the line in the
 --         same read), t the last fencing token, n the total, e when the keys expire (R9), queued
 --         (requests in line), seq (last queue number), resized (R6); and one field per request in
---         line ("Q:permits:leaseMs"), per lease granted to the line ("G:permits:token"), and per
---         request that a reduction failed ("E:toolarge", read once by its client, R3)
+--         line ("Q:permits:leaseMs:sinceMs", sinceMs when it joined the line, server ms), per live
+--         lease ("G:permits:token", removed with the lease), and per request that a reduction failed
+--         ("E:toolarge", read once by its client, R3)
 --   2 q   zset: queued request id -> queue number (FIFO order)
 --   3 wx  zset: queued request id -> heartbeat deadline (server ms)
 --   4 lx  zset: "id:permits" of each live lease -> its expiry (server ms)
 --   q, wx and lx also hold the member "~" at +inf, so that they are never empty and deleted, and their
 --   expiry (R9) is set with s's.
+-- Ids are the clients' (RedisSemaphoreClient.newRequestId): "clientId-n", then "/name" if the client
+-- has a name (encoded without ':', ',' or spaces). The scripts do not parse them; inspect's caller does.
 -- ARGV: 1 the request or lease id the operation is about ("-" if none), 2 the idle time in ms (R9),
 -- 3 the total the caller configured (used only to create the semaphore, R2), 4 "PUBLISH" or "SPUBLISH"
 -- (sharded pub/sub on a Redis 7 cluster), then the operation's own.

@@ -52,13 +52,13 @@ if not TOTAL then
   for _, key in ipairs({ S, Q, WX, LX }) do redis.call('PEXPIREAT', key, exp) end
 end
 
--- R4: every grant is a lease with a new fencing token: in lx, "id:permits" at its expiry; a lease
--- granted to the line also keeps its field "G:permits:token" in s (where() answers its client's
--- heartbeat from it).
-local function lease(id, permits, lease_ms, to_line)
+-- R4: every grant is a lease with a new fencing token: in lx, "id:permits" at its expiry, and its
+-- field "G:permits:token" in s (where() answers a heartbeat or a repeated request from it, and
+-- inspect.lua lists it); both go with the lease (end_lease, release.lua).
+local function lease(id, permits, lease_ms)
   token, free = token + 1, free - permits
   redis.call('ZADD', LX, NOW + lease_ms, id .. ':' .. permits)
-  if to_line then redis.call('HSET', S, id, 'G:' .. permits .. ':' .. string.format('%d', token)) end
+  redis.call('HSET', S, id, 'G:' .. permits .. ':' .. string.format('%d', token))
   keep_until(NOW + lease_ms)
   return { 'G', permits, token, lease_ms, TOTAL }
 end
@@ -101,7 +101,7 @@ local function grant()
       break
     else
       unqueue(head)
-      lease(head, permits, lease_ms, true)
+      lease(head, permits, lease_ms)
       messages[#messages + 1] = head .. ':' .. permits .. ':' .. string.format('%d', token) .. ':' .. lease_ms
     end
   end
@@ -110,9 +110,9 @@ local function grant()
   end
 end
 
--- The place of id (see head.lua), whose permits are [permits] if it may be a lease granted at once
--- (0 if not: then only its field in s says where it is; and a lease granted at once keeps no token,
--- so its place says 0). An "E" field is answered once, then removed.
+-- The place of id (see head.lua), by its field in s; [permits] > 0 also finds a lease without a field
+-- in lx (granted by an earlier version of these scripts, which kept no token for a grant at once: its
+-- place says token 0). An "E" field is answered once, then removed.
 local function where(id, permits)
   local f = redis.call('HGET', S, id)
   if f then

@@ -51,6 +51,12 @@ class BadInputSpec : FunSpec({
         Row("addPermits(0)", IllegalArgumentException::class, "was 0") { s.addPermits(0) },
         Row("addPermits(Int.MAX_VALUE)", IllegalArgumentException::class, "would exceed 2147483647") { s.addPermits(Int.MAX_VALUE) },
         Row("setPermits(-1)", IllegalArgumentException::class, "was -1") { s.setPermits(-1) },
+        Row("inspect(-1)", IllegalArgumentException::class, "was -1") { s.inspect(-1) },
+        Row("inspect(1001)", IllegalArgumentException::class, "between 0 and 1000, was 1001") { s.inspect(1001) },
+        Row("a lock's inspect(-2)", IllegalArgumentException::class, "was -2") { client.lock("bad-input-lock").inspect(-2) },
+        Row("a client name of 65 characters", IllegalArgumentException::class, "was \"${"n".repeat(65)}\"") {
+            RedisSemaphoreClient.connect("${server.uri}?clientName=${"n".repeat(65)}")
+        },
         Row("a lease of another semaphore", IllegalArgumentException::class, "belongs to semaphore bad-input-other") { s.release(foreign) },
         Row("a second release", IllegalStateException::class, "already released") { s.release(released) },
         Row("renewing a released lease", LeaseLostException::class, "it was released") { s.renew(released) },

@@ -171,14 +171,14 @@ class BoundedStateSpec : FunSpec({
             (usedAt10k - usedAt100) shouldBeLessThan 256L * 1024 // a record per ended request would be about a megabyte
 
             // Requests the server does not know (ended, or never known) are answered "U" and leave nothing.
-            a.raw(Script.release, name, "ghost-1", "1", "-", "-", total = total) shouldBe listOf("U")
+            a.raw(Script.release, name, "ghost-1", "1", "-", total = total) shouldBe listOf("U")
             a.raw(Script.renew, name, "ghost-2", "1", "30000", "-", total = total) shouldBe listOf("U")
             a.raw(Script.cancel, name, "ghost-3", "1", "1", total = total) shouldBe listOf("U")
             a.raw(Script.cancel, name, "ghost-4", "1", "0", total = total) shouldBe listOf("U")
             a.raw(Script.heartbeat, name, "-", "500", "ghost-5", "ghost-6", total = total) shouldBe listOf(listOf("U"), listOf("U"))
             // A release repeated (its first run's answer lost): the handle reads "U" as released.
             val lease = s.acquire()
-            (a.raw(Script.release, name, lease.id, "1", "-", "-", total = total) is Long) shouldBe true // released: an integer
+            (a.raw(Script.release, name, lease.id, "1", "-", total = total) is Long) shouldBe true // released: an integer
             s.release(lease)
             lease.isLost shouldBe false
             server.keySizes(name) shouldBe sizesAt100

@@ -195,7 +195,7 @@ class ResizeAndDeleteSpec : FunSpec({
                 // request run back to back on the server (as from two JVMs, one deleting as the other asks).
                 val (first, second) = coroutineScope {
                     val first = async(start = CoroutineStart.UNDISPATCHED) { a.raw(Script.acquire, name, "first", "1", "30000", "10000", "queue") }
-                    val released = async(start = CoroutineStart.UNDISPATCHED) { a.raw(Script.release, name, "first", "1", "-", "-") }
+                    val released = async(start = CoroutineStart.UNDISPATCHED) { a.raw(Script.release, name, "first", "1", "-") }
                     val deleted = async(start = CoroutineStart.UNDISPATCHED) { s.delete() }
                     val second = async(start = CoroutineStart.UNDISPATCHED) { s.acquire() }
                     val granted = first.await() as List<*> // the semaphore's creation: a slow path, whose reply is a place

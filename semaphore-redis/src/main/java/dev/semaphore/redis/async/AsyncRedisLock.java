@@ -1,7 +1,9 @@
 package dev.semaphore.redis.async;
 
 import dev.semaphore.redis.Lease;
+import dev.semaphore.redis.RedisJavaBridge;
 import dev.semaphore.redis.RedisLock;
+import dev.semaphore.redis.RedisLockInspection;
 import dev.semaphore.redis.RedisSemaphoreClient;
 import dev.semaphore.redis.RedisSemaphoreConfig;
 import dev.semaphore.redis.RedisSemaphoreKt;
@@ -136,6 +138,28 @@ public final class AsyncRedisLock {
     /** @return a future of the number of requests waiting in line now, from every JVM */
     public CompletableFuture<Integer> queueLength() {
         return line.queueLength();
+    }
+
+    /**
+     * Who holds this lock and who waits for it, from every JVM (at most 100 of the line); see
+     * {@link #inspect(int)}.
+     *
+     * @return a future of the inspection
+     */
+    public CompletableFuture<RedisLockInspection> inspect() {
+        return inspect(100);
+    }
+
+    /**
+     * Who holds this lock (client id and name, fencing token, {@code remaining()} time, and the owner
+     * if this JVM holds it for one) and at most {@code limit} requests of its line, with the true
+     * count: one read-only call; see {@link AsyncRedisSemaphore#inspect(int)}.
+     *
+     * @param limit the most requests of the line listed, 0 to 1000 (checked at once)
+     * @return a future of the inspection
+     */
+    public CompletableFuture<RedisLockInspection> inspect(int limit) {
+        return RedisJavaBridge.inspectAsync(kotlin, limit);
     }
 
     /** Closes this handle: its pending requests fail and leave the line; a held lock stays held. */

@@ -5,6 +5,7 @@ import dev.semaphore.redis.RedisJavaBridge;
 import dev.semaphore.redis.RedisSemaphore;
 import dev.semaphore.redis.RedisSemaphoreClient;
 import dev.semaphore.redis.RedisSemaphoreConfig;
+import dev.semaphore.redis.RedisSemaphoreInspection;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -266,6 +267,30 @@ public final class AsyncRedisSemaphore {
     /** @return a future of the number of requests waiting in line now, from every JVM */
     public CompletableFuture<Integer> queueLength() {
         return RedisJavaBridge.queueLengthAsync(kotlin);
+    }
+
+    /**
+     * Who holds this semaphore and who waits for it, from every JVM: at most 100 of each; see
+     * {@link #inspect(int)}.
+     *
+     * @return a future of the inspection
+     */
+    public CompletableFuture<RedisSemaphoreInspection> inspect() {
+        return inspect(100);
+    }
+
+    /**
+     * Who holds this semaphore and who waits for it, from every JVM, in one read-only call to the
+     * server that changes nothing and never waits: at most {@code limit} holders (client id and name,
+     * permits, fencing token, {@code remaining()} time) and at most {@code limit} requests of the line
+     * (client, permits, {@code waited()} time), with the true counts. Its {@code toString()} is a
+     * readable dump.
+     *
+     * @param limit the most entries listed per list, 0 to 1000 (checked at once); 0: the counts only
+     * @return a future of the inspection
+     */
+    public CompletableFuture<RedisSemaphoreInspection> inspect(int limit) {
+        return RedisJavaBridge.inspectAsync(kotlin, limit);
     }
 
     /** Closes this handle: its pending requests fail and leave the line; permits stay valid. */

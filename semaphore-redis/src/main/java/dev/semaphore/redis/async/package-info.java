@@ -19,8 +19,9 @@
  *     <td>{@code Optional<RedisPermit>}</td></tr>
  * <tr><td>scoped</td><td>{@code withPermit(action)}, {@code withPermit(permits, action)}</td>
  *     <td>{@code withLock(action)}</td><td>{@code CompletableFuture<T>}</td></tr>
- * <tr><td>queries</td><td>{@code totalPermits()}, {@code availablePermits()}, {@code queueLength()}</td>
- *     <td>{@code isLocked()}, {@code queueLength()}</td><td>futures (they ask the server)</td></tr>
+ * <tr><td>queries</td><td>{@code totalPermits()}, {@code availablePermits()}, {@code queueLength()},
+ *     {@code inspect()}</td><td>{@code isLocked()}, {@code queueLength()}, {@code inspect()}</td>
+ *     <td>futures (they ask the server)</td></tr>
  * <tr><td>life cycle</td><td>{@code addPermits(n)}, {@code reducePermits(n)}, {@code setPermits(total)},
  *     {@code delete()}</td><td>{@code delete()}</td><td>futures</td></tr>
  * </table>

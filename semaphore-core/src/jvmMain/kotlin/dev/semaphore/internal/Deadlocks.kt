@@ -1,0 +1,251 @@
+/*
+ * DEADLOCK DETECTION among the Locks and ReadWriteLocks created with Diagnostics.detectDeadlocksAfter.
+ * Those are observed (Observer.kt), so their holds and requests are recorded with who made them. A
+ * search builds the wait-for graph over participants (Deadlock.kt says who is one): an edge from the
+ * participant of a request in a lock's line to the participant of every hold of that lock that it cannot
+ * be granted beside, and of every such request ahead of it in the line (the line is strict FIFO: it
+ * waits for them too). Whether two fit beside each other is read in permits: a request of r permits, by a
+ * participant already holding o permits of the same lock, fits beside a hold of h permits of another
+ * iff r + o + h <= total (so two reads fit, a read and a write do not, an upgrade does not fit beside any
+ * other read), and it waits for itself iff r + o > total (a write asked while holding a read; a second
+ * lock of a Lock without owner). On a Lock or a ReadWriteLock a request needs every such hold gone, so a
+ * cycle is a deadlock; on a Semaphore it is not (any one release may do), which is why only locks take part. Each primitive is
+ * read under its own lock, one after the other, so a cycle seen across primitives could be a moment
+ * that already passed: a search therefore reads everything twice and reports a cycle only if every
+ * request and hold in it is still there the second time. A deadlock does not go away by itself, so it
+ * is always confirmed; a cycle that was resolving is not reported.
+ * Bounds: one weak entry per detecting primitive alive; the reported deadlocks remembered are those
+ * found by the last search (a deadlock resolved is forgotten, so a new one of the same parties is new).
+ */
+package dev.semaphore.internal
+
+import dev.semaphore.Deadlock
+import dev.semaphore.DeadlockParticipant
+import kotlinx.coroutines.ExperimentalCoroutinesApi
+import kotlinx.coroutines.Job
+import java.lang.ref.ReferenceQueue
+import java.lang.ref.WeakReference
+import java.util.Collections
+import java.util.IdentityHashMap
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.ScheduledFuture
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicLong
+
+internal object Deadlocks {
+    private class Entry(queue: WaiterQueue, q: ReferenceQueue<WaiterQueue>, val seq: Long) : WeakReference<WaiterQueue>(queue, q)
+
+    private val gone = ReferenceQueue<WaiterQueue>()
+    private val entries = ConcurrentHashMap<Long, Entry>()
+    private val counter = AtomicLong()
+
+    /** Signatures (the identities of the requests in the cycle) of the deadlocks reported and still there. */
+    private val reported: MutableSet<Set<WaitRecord>> = Collections.synchronizedSet(HashSet())
+
+    /** Registers [queue] (observed, of a Lock or ReadWriteLock) and watches it: a request older than [afterNanos] starts a search. */
+    fun register(queue: WaiterQueue, afterNanos: Long) {
+        purge()
+        val seq = counter.incrementAndGet()
+        entries[seq] = Entry(queue, gone, seq)
+        val period = (afterNanos / 2).coerceIn(TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1))
+        val task = Watch(WeakReference(queue), afterNanos)
+        task.future = DiagnosticsThread.executor.scheduleWithFixedDelay(task, period, period, TimeUnit.NANOSECONDS)
+    }
+
+    /** [dev.semaphore.Diagnostics.findDeadlocks]. */
+    fun find(): List<Deadlock> = search().map { it.deadlock }
+
+    private class Found(val deadlock: Deadlock, val signature: Set<WaitRecord>, val observers: List<Observer>)
+
+    private fun search(): List<Found> {
+        val first = read()
+        val candidates = cycles(first)
+        if (candidates.isEmpty()) return emptyList()
+        val second = read()
+        val stillWaiting = Collections.newSetFromMap(IdentityHashMap<WaitRecord, Boolean>())
+        val stillHeld = Collections.newSetFromMap(IdentityHashMap<HoldRecord, Boolean>())
+        for (v in second) {
+            stillWaiting.addAll(v.waits)
+            stillHeld.addAll(v.holds)
+        }
+        return candidates.filter { c -> c.all { it.request in stillWaiting && (it.heldBy == null || it.heldBy in stillHeld) } }
+            .map { describe(it, first) }
+    }
+
+    /** What one primitive showed, under its lock. */
+    private class View(val observer: Observer, val total: Int, val waits: List<WaitRecord>, val holds: List<HoldRecord>)
+
+    private fun read(): List<View> {
+        purge()
+        val views = ArrayList<View>()
+        for (e in entries.values.sortedBy { it.seq }) {
+            val q = e.get() ?: continue
+            q.withObserver { o, _ -> if (o != null) views += View(o, q.totalPermits, o.waitRecords(), o.holdRecords()) }
+        }
+        return views
+    }
+
+    /** One edge of a cycle: [request] (of the participant) waits on [view]'s primitive for [next]. */
+    private class Step(val view: View, val request: WaitRecord, val next: Any, val heldBy: HoldRecord?)
+
+    /** The elementary cycles of the wait-for graph, each once. */
+    private fun cycles(views: List<View>): List<List<Step>> {
+        val edges = IdentityHashMap<Any, MutableList<Step>>()
+        for (v in views) {
+            for ((i, w) in v.waits.withIndex()) {
+                val from = participant(w.requester)
+                val out = edges.getOrPut(from) { ArrayList() }
+                val own = v.holds.filter { participant(it.requester) === from }.sumOf { it.permits.toLong() }
+                val need = w.permits + own
+                if (need > v.total) out += Step(v, w, from, v.holds.first { participant(it.requester) === from })
+                for (h in v.holds) {
+                    val by = participant(h.requester)
+                    if (by !== from && need + h.permits > v.total) out += Step(v, w, by, h)
+                }
+                for (j in 0 until i) {
+                    val ahead = v.waits[j]
+                    val by = participant(ahead.requester)
+                    if (by !== from && need + ahead.permits > v.total) out += Step(v, w, by, null)
+                }
+            }
+        }
+        val found = ArrayList<List<Step>>()
+        val seen = HashSet<Set<Any>>()
+        for (start in edges.keys) {
+            val path = ArrayList<Step>()
+            val onPath = Collections.newSetFromMap(IdentityHashMap<Any, Boolean>())
+            fun dfs(node: Any): Boolean {
+                for (s in edges[node] ?: return false) {
+                    path += s
+                    if (s.next === start) {
+                        val members = Collections.newSetFromMap(IdentityHashMap<Any, Boolean>())
+                        path.forEach { members.add(participant(it.request.requester)) }
+                        if (seen.add(members)) found += ArrayList(path)
+                        path.removeAt(path.size - 1)
+                        return true
+                    }
+                    if (onPath.add(s.next)) {
+                        if (dfs(s.next)) {
+                            path.removeAt(path.size - 1)
+                            return true
+                        }
+                    }
+                    path.removeAt(path.size - 1)
+                }
+                return false
+            }
+            onPath.add(start)
+            dfs(start)
+        }
+        return found
+    }
+
+    private fun describe(cycle: List<Step>, views: List<View>): Found {
+        val participants = cycle.map { step ->
+            val who = participant(step.request.requester)
+            val holds = ArrayList<String>()
+            for (v in views) for (h in v.holds) {
+                if (participant(h.requester) === who) {
+                    val info = v.observer.holdInfoOf(h)
+                    holds += v.observer.describePrimitive() + ": " + info.permits + (if (info.permits == 1) " permit" else " permits") +
+                        (info.held?.let { " for " + dev.semaphore.formatDuration(it) } ?: "") +
+                        info.stack.joinToString("") { "\n    at $it" }
+                }
+            }
+            DeadlockParticipant(
+                who = describeParticipant(who, step.request.requester),
+                waitsOn = step.view.observer.describePrimitive(),
+                request = step.view.observer.waitInfoOf(step.request),
+                holds = holds,
+                blockedBecause = if (step.heldBy != null) "held by the next" else "behind the next in line",
+            )
+        }
+        val signature = Collections.newSetFromMap(IdentityHashMap<WaitRecord, Boolean>())
+        cycle.forEach { signature.add(it.request) }
+        return Found(Deadlock(participants), signature, cycle.map { it.view.observer }.distinct())
+    }
+
+    /**
+     * Who a request or hold belongs to (Deadlock.kt): the Lock's owner, else the launched coroutine
+     * (scope coroutines such as withContext, coroutineScope and withTimeout are their parent's), else the thread.
+     */
+    @OptIn(ExperimentalCoroutinesApi::class)
+    private fun participant(r: Requester): Any {
+        r.owner?.let { return it }
+        var job = r.job as Job?
+        while (job != null && isScope(job)) job = job.parent ?: break
+        return job ?: r.thread ?: r
+    }
+
+    /** A participant in words: the launched coroutine it stands for, or what [r] says. */
+    private fun describeParticipant(p: Any, r: Requester): String {
+        if (p !is Job || p === r.job) return r.describe()
+        val name = (p as? kotlinx.coroutines.CoroutineScope)?.coroutineContext?.get(kotlinx.coroutines.CoroutineName)?.name
+        return "coroutine" + (if (name != null) " \"$name\"" else "") + " " + p
+    }
+
+    private fun isScope(job: Job): Boolean {
+        var c: Class<*>? = job.javaClass
+        while (c != null) {
+            if (c.name == "kotlinx.coroutines.internal.ScopeCoroutine") return true
+            c = c.superclass
+        }
+        return false
+    }
+
+    /** The watch of one primitive: when its oldest request is older than [afterNanos], a search; new deadlocks are reported. */
+    private class Watch(private val ref: WeakReference<WaiterQueue>, private val afterNanos: Long) : Runnable {
+        @Volatile
+        var future: ScheduledFuture<*>? = null
+
+        override fun run() {
+            val q = ref.get()
+            if (q == null) {
+                future?.cancel(false)
+                return
+            }
+            try {
+                val oldest = q.withObserver { o, _ -> o?.oldestWaitNanos() } ?: return
+                if (System.nanoTime() - oldest < afterNanos) return
+                report(search())
+            } catch (t: Throwable) {
+                Observer.LOG.log(System.Logger.Level.WARNING, "the deadlock watch failed once; it goes on", t)
+            }
+        }
+    }
+
+    private fun report(found: List<Found>) {
+        val now = found.map { it.signature }.toSet()
+        synchronized(reported) {
+            reported.retainAll(now)
+        }
+        for (f in found) {
+            if (!reported.add(f.signature)) continue
+            Observer.LOG.log(System.Logger.Level.ERROR, f.deadlock.toString())
+            Jfr.deadlock(f.deadlock)
+            for (o in f.observers) o.deadlockFound(f.deadlock)
+        }
+    }
+
+    /** How many primitives are registered now (for the tests of the bound). */
+    fun size(): Int {
+        purge()
+        return entries.size
+    }
+
+    private fun purge() {
+        while (true) {
+            val e = gone.poll() as Entry? ?: return
+            entries.remove(e.seq)
+        }
+    }
+}
+
+/** The library's one diagnostics thread (a daemon, "semaphore-diagnostics"), started by the first watch. */
+internal object DiagnosticsThread {
+    val executor: java.util.concurrent.ScheduledThreadPoolExecutor by lazy {
+        java.util.concurrent.ScheduledThreadPoolExecutor(1) { r ->
+            Thread(r, "semaphore-diagnostics").apply { isDaemon = true }
+        }.apply { removeOnCancelPolicy = true }
+    }
+}
