@@ -212,9 +212,9 @@ public final class JavaDemo {
         CompletableFuture<Permit> query = db.acquire(1, Duration.ofMinutes(1));
         CompletableFuture<Permit> other = db.acquire(1);
         System.out.println("A stall on purpose; the pool's dump:");
-        System.out.println("  " + db.asKotlin().dump().replace("\n", "\n  "));
-        check(db.asKotlin().holders().size() == 1 && db.asKotlin().waiters().size() == 2, "one holder, two waiting");
-        check(db.asKotlin().waiters().get(0).deadline() != null, "the timed query shows its deadline");
+        System.out.println("  " + db.dump().replace("\n", "\n  "));
+        check(db.holders().size() == 1 && db.waiters().size() == 2, "one holder, two waiting");
+        check(db.waiters().get(0).deadline() != null, "the timed query shows its deadline");
         report.close();
         query.join().close();
         other.join().close();

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.semaphore.Diagnostics;
+import dev.semaphore.Tracking;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -162,6 +164,17 @@ class DocExamplesTest {
         lock.writeLock(Duration.ZERO).join().close(); // free again: the write hold is granted at once
     }
 
+    @Test
+    void diagnostics() {
+        // example: diagnostics
+        AsyncSemaphore db = AsyncSemaphore.create(8, Diagnostics.named("db").withTracking(Tracking.HOLDERS));
+        System.out.println(db.dump());
+        // end
+        Permit held = db.acquire(3).join();
+        assertTrue(db.dump().contains("held by future requested on thread"), db.dump());
+        held.close();
+    }
+
     /** Every example, as written between its markers in this file. */
     private static List<Example> examples() throws IOException {
         List<String> lines = Files.readAllLines(Path.of("src/test/java/dev/semaphore/async/DocExamplesTest.java"));
@@ -193,10 +206,16 @@ class DocExamplesTest {
     @Test
     void theDocumentsShowTheseExamplesVerbatim() throws IOException {
         String readme = document("../README.md");
+        String topic = document("../docs/diagnostics.md");
         String src = "src/main/java/dev/semaphore/async/";
         List<Example> examples = examples();
-        assertEquals(List.of("semaphore", "give-up", "try", "priority", "lock", "read-write-lock"), examples.stream().map(Example::name).toList());
+        assertEquals(List.of("semaphore", "give-up", "try", "priority", "lock", "read-write-lock", "diagnostics"),
+                examples.stream().map(Example::name).toList());
         for (Example e : examples) {
+            if (e.name().equals("diagnostics")) {
+                assertTrue(topic.contains(e.text()), "diagnostics is not shown as compiled in docs/diagnostics.md");
+                continue;
+            }
             String where = switch (e.name()) {
                 case "semaphore" -> src + "AsyncSemaphore.java";
                 case "priority" -> src + "AsyncPrioritySemaphore.java";
