@@ -251,25 +251,37 @@ internal class RedisSemaphoreHandle(
             }
             return
         }
+        val waitAtMost = maxOf(lease.remaining, 1.milliseconds)
+        var failure: Exception? = null
+        val attempt = RedisJfr.beginRenewal()
         val answered = try {
-            withTimeoutOrNull(maxOf(lease.remaining, 1.milliseconds)) { renew(lease) } != null
+            withTimeoutOrNull(waitAtMost) { renew(lease) } != null
         } catch (e: CancellationException) {
             throw e
         } catch (e: LeaseLostException) {
-            lose(e)
+            lose(e) // told to the listeners by the lease's end (RedisSemaphoreClient.hold)
             return
         } catch (e: Exception) { // the server is unreachable: keep trying until the lease must have ended
-            entry.lastError = e
+            failure = e
             false
         }
         if (answered) {
             entry.lastError = null
             entry.dueAt = TimeSource.Monotonic.markNow() + config.renewInterval
-        } else if (!lease.remaining.isPositive()) {
+            client.renewed(lease, attempt)
+            return
+        }
+        entry.lastError = failure ?: entry.lastError
+        if (!lease.remaining.isPositive()) {
             val replicas = if (entry.lastError is NotReplicatedException) " and ${config.replicaAcks} replicas" else ""
             lose(LeaseLostException("$lease expired before a renewal reached the server$replicas", entry.lastError))
         } else {
             entry.dueAt = TimeSource.Monotonic.markNow() + minOf(config.renewInterval, lease.remaining / 4)
+            client.renewalFailed(
+                lease,
+                failure ?: RedisUnavailableException("the renewal of $lease got no answer within $waitAtMost", entry.lastError),
+                attempt,
+            )
         }
     }
 
