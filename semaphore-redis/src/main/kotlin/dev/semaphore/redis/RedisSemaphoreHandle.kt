@@ -349,7 +349,7 @@ internal class RedisSemaphoreHandle(
 
     private suspend fun state(): List<Any?> = list(script(Script.state, "-"))
 
-    /** One read-only script (inspect.lua): its reply {total, holders, {...}, queued, {...}} read into a [RedisSemaphoreInspection]. */
+    /** One read-only script (inspect.lua): its reply {total, holders, {...}, queued, {...}, held} read into a [RedisSemaphoreInspection]. */
     override suspend fun inspect(limit: Int): RedisSemaphoreInspection {
         checkInspectLimit(limit)
         val reply = list(script(Script.inspect, "-", limit.toString()))
@@ -369,7 +369,8 @@ internal class RedisSemaphoreHandle(
             )
         }
         return RedisSemaphoreInspection(
-            name, total >= 0, maxOf(total, 0), holders, (reply[1] as Long).toInt(), line, (reply[3] as Long).toInt(),
+            name, total >= 0, maxOf(total, 0), (reply[5] as Long).toInt(), holders, (reply[1] as Long).toInt(), line,
+            (reply[3] as Long).toInt(),
         )
     }
 
