@@ -80,7 +80,7 @@ import kotlin.time.toKotlinDuration
  * Configure, then bind: [tag], [tags] and [refreshEvery] return a new binder. A binder may be bound to
  * several registries (one read and one listener serve them all). Thread-safe.
  */
-public class RedisSemaphoreMetrics private constructor(
+public class RedisSemaphoreMetrics internal constructor(
     private val semaphore: RedisSemaphoreHandle,
     private val kind: String,
     private val extraTags: Tags,
