@@ -26,9 +26,9 @@ import kotlin.time.toJavaDuration
  * told ([Lease.awaitEnd] throws). A lease released normally is not reported, nor are other JVMs' leases
  * (their clients report them).
  *
- * **When and where it runs.** On the client's background threads (a loss found by `release`, in that
- * call), after the fact. The methods must be quick and must not block: the renewals of the client's
- * other leases wait for them. An exception thrown by a listener is logged (System.Logger
+ * **When and where it runs.** On the client's background threads, which renew its leases (a loss
+ * found by `release`, in that call), after the fact. The methods must be quick and must not block: a
+ * blocked listener holds up renewals. An exception thrown by a listener is logged (System.Logger
  * "dev.semaphore.redis", WARNING) and changes nothing else: the renewals go on.
  */
 public interface RedisLeaseListener {
