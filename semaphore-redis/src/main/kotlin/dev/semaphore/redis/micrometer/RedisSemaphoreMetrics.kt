@@ -42,10 +42,13 @@ import kotlin.time.toKotlinDuration
  * distributed semaphore's series sit beside the local ones.
  *
  * ```kotlin
- * val db = RedisSemaphoreMetrics.of(client.semaphore("db", 8))         // figures read every 10 s
+ * val db = RedisSemaphoreMetrics.of(client.semaphore("db", 8))                 // figures read every 10 s
+ * val jobs = RedisSemaphoreMetrics.of(client.lock("jobs")).refreshEvery(5.seconds).tag("region", "eu")
  * db.bindTo(registry)
- * RedisSemaphoreMetrics.of(client.lock("jobs")).refreshEvery(5.seconds).tag("region", "eu").bindTo(registry)
- * db.close()                                                            // removes its meters, stops reading
+ * jobs.bindTo(registry)
+ * // ...
+ * db.close() // removes its meters, stops reading
+ * jobs.close()
  * ```
  * ```java
  * AsyncRedisSemaphore db = AsyncRedisSemaphore.create(client, "db", 8);
