@@ -22,6 +22,11 @@ public class RedisSemaphoreInspection internal constructor(
     @get:JvmName("exists") public val exists: Boolean,
     /** The total on the server (R2); 0 if it does not [exist][exists]. */
     @get:JvmName("totalPermits") public val totalPermits: Int,
+    /**
+     * The permits of the live leases, all of them (not only those listed in [holders]). Leases past
+     * their expiry are not counted (if more than 1000 of them wait for the next purge, the others are).
+     */
+    @get:JvmName("heldPermits") public val heldPermits: Int,
     /** The live leases, soonest expiry first, at most the limit asked for. */
     @get:JvmName("holders") public val holders: List<Holder>,
     /** How many live leases there are (more than [holders] lists if it was cut at the limit). */
@@ -31,6 +36,14 @@ public class RedisSemaphoreInspection internal constructor(
     /** How many requests are in line (more than [line] lists if it was cut at the limit). */
     @get:JvmName("queueLength") public val queueLength: Int,
 ) {
+    /**
+     * The permits free now: [totalPermits] minus [heldPermits]; below zero while a reduction is repaid
+     * (R2). (What `availablePermits()` answers, but read-only: that call first ends the leases past
+     * their expiry, as every operation does, R5, and creates the semaphore if it does not exist.)
+     */
+    @get:JvmName("availablePermits")
+    public val availablePermits: Int get() = totalPermits - heldPermits
+
     /**
      * A live lease: its [leaseId] ([Lease.id] in the JVM that holds it), the client that took it
      * ([clientId], [clientName]), its [permits], its [fencingToken] and the time [remaining] before it

@@ -1,5 +1,6 @@
 package dev.semaphore.redis
 
+import dev.semaphore.ListenerRegistration
 import dev.semaphore.SemaphoreClosedException
 import io.lettuce.core.RedisClient
 import io.lettuce.core.RedisCommandExecutionException
@@ -27,6 +28,7 @@ import kotlinx.coroutines.launch
 import java.security.MessageDigest
 import java.security.SecureRandom
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.time.Duration.Companion.milliseconds
@@ -42,7 +44,9 @@ import kotlin.time.TimeSource
  * repeats is harmless (R6).
  *
  * It also does the background work of its handles: it renews every lease they granted until it is
- * released (unless `autoRenew` is off), and sends the heartbeats of their queued requests. Its memory is
+ * released (unless `autoRenew` is off), and sends the heartbeats of their queued requests. What it
+ * does with the leases (renewed, a renewal failed, lost) it tells the listeners added with
+ * [addListener] and JFR (`dev.semaphore.redis.*` events, docs/redis.md). Its memory is
  * bounded by what is live: handles are views that keep nothing here, and the state of a semaphore name
  * (its subscription, its queued requests' heartbeat) lasts only while a request of this JVM waits on it.
  *
@@ -140,6 +144,67 @@ public class RedisSemaphoreClient internal constructor(
     public fun lock(name: String, config: RedisSemaphoreConfig = RedisSemaphoreConfig()): RedisLock =
         RedisLockHandle(RedisSemaphoreHandle(this, checkName(name), 1, checkConfig(config)), lockOwners)
 
+    /**
+     * Adds [listener], which is told from now on of the renewals, failed renewals and losses of every
+     * lease of this client (of any semaphore or lock made here; see [RedisLeaseListener]), until the
+     * returned registration is closed (closing it twice does nothing) or this client is. Adding the
+     * same listener twice tells it twice.
+     * @throws SemaphoreClosedException if this client is closed.
+     */
+    public fun addListener(listener: RedisLeaseListener): ListenerRegistration {
+        val entry = Listening(listener)
+        listeners += entry
+        if (closed) { // close() may have emptied the list before the entry went in
+            listeners.remove(entry)
+            throw closedException()
+        }
+        return ListenerRegistration { listeners.remove(entry) }
+    }
+
+    /** One registration of a listener (removed by identity: the same listener added twice is two entries). */
+    private class Listening(val listener: RedisLeaseListener)
+
+    /** The listeners added by [addListener], one entry per open registration; emptied by [close]. */
+    private val listeners = CopyOnWriteArrayList<Listening>()
+
+    /** The number of listeners registered now (for tests: bounded state). */
+    internal val listenerCount: Int get() = listeners.size
+
+    /** Tells the listeners and JFR that the keeper renewed [lease] ([attempt]: the JFR events of [RedisJfr.beginRenewal]). */
+    internal fun renewed(lease: Lease, attempt: Any?) {
+        RedisJfr.renewed(attempt, lease, clientName)
+        if (listeners.isEmpty()) return
+        val info = LeaseInfo.of(lease)
+        tell("onLeaseRenewed") { it.onLeaseRenewed(info) }
+    }
+
+    /** Tells the listeners and JFR that a renewal of [lease] by the keeper failed with [cause], and the lease lasts. */
+    internal fun renewalFailed(lease: Lease, cause: Throwable, attempt: Any?) {
+        RedisJfr.renewalFailed(attempt, lease, clientName, cause)
+        if (listeners.isEmpty()) return
+        val info = LeaseInfo.of(lease)
+        tell("onRenewalFailed") { it.onRenewalFailed(info, cause) }
+    }
+
+    /** Tells the listeners and JFR that [lease] was lost with [cause] (once per lease: when its end fails, [hold]). */
+    private fun lost(lease: Lease, cause: LeaseLostException) {
+        RedisJfr.lost(lease, clientName, cause)
+        if (listeners.isEmpty()) return
+        val info = LeaseInfo.of(lease)
+        tell("onLeaseLost") { it.onLeaseLost(info, cause) }
+    }
+
+    /** Calls [call] on every listener; what one throws is logged, and the others are still told. */
+    private inline fun tell(what: String, call: (RedisLeaseListener) -> Unit) {
+        for (entry in listeners) {
+            try {
+                call(entry.listener)
+            } catch (t: Throwable) {
+                LOG.log(System.Logger.Level.WARNING, "the RedisLeaseListener ${entry.listener} threw from $what (ignored)", t)
+            }
+        }
+    }
+
     private fun checkConfig(config: RedisSemaphoreConfig): RedisSemaphoreConfig {
         require(config.replicaAcks == 0 || confirmations != null) {
             "replicaAcks (${config.replicaAcks}) is not supported on a Redis Cluster client; use 0"
@@ -153,6 +218,7 @@ public class RedisSemaphoreClient internal constructor(
 
     override fun close() {
         closed = true
+        listeners.clear()
         val failure = closedException()
         waiting.values.forEach { it.grant.completeExceptionally(failure) }
         background.cancel()
@@ -340,7 +406,10 @@ public class RedisSemaphoreClient internal constructor(
     internal fun hold(lease: Lease, semaphore: RedisSemaphoreHandle) {
         val entry = Kept(lease, semaphore, semaphore.firstLook(lease))
         kept[lease.id] = entry
-        lease.end.invokeOnCompletion { kept.remove(lease.id, entry) }
+        lease.end.invokeOnCompletion { cause ->
+            kept.remove(lease.id, entry)
+            if (cause != null) lost(lease, cause as? LeaseLostException ?: lease.lostWith ?: return@invokeOnCompletion)
+        }
         wakeKeeperFor(entry.dueAt)
     }
 
@@ -513,6 +582,9 @@ public class RedisSemaphoreClient internal constructor(
         private val UNAVAILABLE_REPLIES = listOf("LOADING ", "BUSY ", "CLUSTERDOWN ", "TRYAGAIN ", "MASTERDOWN ")
 
         private const val WARNED_NAMES_MAX = 1000
+
+        /** The module's log: listeners' failures. */
+        private val LOG: System.Logger = System.getLogger("dev.semaphore.redis")
 
         /** How long a line stays subscribed after its last waiter left. */
         private val LINGER = 5.seconds

@@ -251,25 +251,37 @@ internal class RedisSemaphoreHandle(
             }
             return
         }
+        val waitAtMost = maxOf(lease.remaining, 1.milliseconds)
+        var failure: Exception? = null
+        val attempt = RedisJfr.beginRenewal()
         val answered = try {
-            withTimeoutOrNull(maxOf(lease.remaining, 1.milliseconds)) { renew(lease) } != null
+            withTimeoutOrNull(waitAtMost) { renew(lease) } != null
         } catch (e: CancellationException) {
             throw e
         } catch (e: LeaseLostException) {
-            lose(e)
+            lose(e) // told to the listeners by the lease's end (RedisSemaphoreClient.hold)
             return
         } catch (e: Exception) { // the server is unreachable: keep trying until the lease must have ended
-            entry.lastError = e
+            failure = e
             false
         }
         if (answered) {
             entry.lastError = null
             entry.dueAt = TimeSource.Monotonic.markNow() + config.renewInterval
-        } else if (!lease.remaining.isPositive()) {
+            client.renewed(lease, attempt)
+            return
+        }
+        entry.lastError = failure ?: entry.lastError
+        if (!lease.remaining.isPositive()) {
             val replicas = if (entry.lastError is NotReplicatedException) " and ${config.replicaAcks} replicas" else ""
             lose(LeaseLostException("$lease expired before a renewal reached the server$replicas", entry.lastError))
         } else {
             entry.dueAt = TimeSource.Monotonic.markNow() + minOf(config.renewInterval, lease.remaining / 4)
+            client.renewalFailed(
+                lease,
+                failure ?: RedisUnavailableException("the renewal of $lease got no answer within $waitAtMost", entry.lastError),
+                attempt,
+            )
         }
     }
 
@@ -337,7 +349,7 @@ internal class RedisSemaphoreHandle(
 
     private suspend fun state(): List<Any?> = list(script(Script.state, "-"))
 
-    /** One read-only script (inspect.lua): its reply {total, holders, {...}, queued, {...}} read into a [RedisSemaphoreInspection]. */
+    /** One read-only script (inspect.lua): its reply {total, holders, {...}, queued, {...}, held} read into a [RedisSemaphoreInspection]. */
     override suspend fun inspect(limit: Int): RedisSemaphoreInspection {
         checkInspectLimit(limit)
         val reply = list(script(Script.inspect, "-", limit.toString()))
@@ -357,7 +369,8 @@ internal class RedisSemaphoreHandle(
             )
         }
         return RedisSemaphoreInspection(
-            name, total >= 0, maxOf(total, 0), holders, (reply[1] as Long).toInt(), line, (reply[3] as Long).toInt(),
+            name, total >= 0, maxOf(total, 0), (reply[5] as Long).toInt(), holders, (reply[1] as Long).toInt(), line,
+            (reply[3] as Long).toInt(),
         )
     }
 

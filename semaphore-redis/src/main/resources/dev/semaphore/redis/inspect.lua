@@ -3,16 +3,18 @@
 -- its time by the server's clock (R1) is left out, as the next purge would end it: a lease past its
 -- expiry, a queued request past its heartbeat deadline. Bounded work and reply: at most limit
 -- entries per list, and at most DEAD_SCAN dead requests looked at.
--- Reply: {total, holders, {id, permits, token, remainingMs, ...}, queued, {id, permits, waitedMs, ...}}:
--- total -1 if the server has no such semaphore; holders and queued the true counts; the holders by
--- expiry, soonest first (at most limit), the line from its head (at most limit).
+-- Reply: {total, holders, {id, permits, token, remainingMs, ...}, queued, {id, permits, waitedMs, ...},
+-- held}: total -1 if the server has no such semaphore; holders and queued the true counts; the holders
+-- by expiry, soonest first (at most limit), the line from its head (at most limit); held the permits of
+-- the live leases (the free count f counts the leases past their expiry as held: their permits are
+-- taken out, those of at most DEAD_SCAN of them, the others' still counted).
 local limit = tonumber(ARGV[5])
 local t = redis.call('TIME') -- R1
 NOW = t[1] * 1000 + math.floor(t[2] / 1000)
 local now = string.format('%d', NOW)
 local DEAD_SCAN = 1000
-local c = redis.call('HMGET', S, 'n', 'queued')
-if not c[1] then return { -1, 0, {}, 0, {} } end
+local c = redis.call('HMGET', S, 'n', 'queued', 'f')
+if not c[1] then return { -1, 0, {}, 0, {}, 0 } end
 
 -- Holders: the live leases in lx ("~" is at +inf, left out by the exclusive bound), and their fields.
 local holder_count = redis.call('ZCOUNT', LX, '(' .. now, '(+inf')
@@ -66,4 +68,11 @@ while listed < limit and start < queued and scanned < limit + DEAD_SCAN do
     end
   end
 end
-return { tonumber(c[1]), holder_count, holders, queued - dead_in_line, line }
+-- Held: the total minus the free count (f without QBIAS, head.lua), minus the expired leases' permits.
+local free = tonumber(c[3]) or 0
+if queued > 0 then free = free + QBIAS end
+local held = tonumber(c[1]) - free
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', LX, '-inf', now, 'LIMIT', 0, DEAD_SCAN)) do
+  held = held - tonumber(string.match(member, ':(%d+)$'))
+end
+return { tonumber(c[1]), holder_count, holders, queued - dead_in_line, line, held }

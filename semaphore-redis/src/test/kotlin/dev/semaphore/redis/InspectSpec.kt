@@ -68,6 +68,8 @@ class InspectSpec : FunSpec({
             h2.fencingToken shouldBe theirs.fencingToken
             h2.isThisClient shouldBe false
 
+            seen.heldPermits shouldBe 3 // while requests are queued (the free count is stored lowered, head.lua)
+            seen.availablePermits shouldBe 0
             seen.queueLength shouldBe 2
             seen.line.map { it.permits } shouldBe listOf(2, 1)
             seen.line.map { it.position } shouldBe listOf(1, 2)
@@ -109,6 +111,8 @@ class InspectSpec : FunSpec({
             empty.holderCount shouldBe 0
             empty.line shouldBe emptyList()
             empty.queueLength shouldBe 0
+            empty.heldPermits shouldBe 0
+            empty.availablePermits shouldBe 3
             empty.toString() shouldBe "RedisSemaphore \"$name\": 3 permits, 0 holders, 0 in line"
             server.reply("HKEYS", redisKeys(name)[0]).filter { '-' in it } shouldBe emptyList() // nothing of them is left
         }
@@ -129,6 +133,7 @@ class InspectSpec : FunSpec({
             val cut = s.inspect(limit = 3)
             cut.holderCount shouldBe 5
             cut.holders.size shouldBe 3
+            cut.heldPermits shouldBe 5 // all of them, not only those listed
             cut.queueLength shouldBe 7
             cut.line.map { it.requestId } shouldBe full.line.take(3).map { it.requestId } // the head of the line
             cut.line.map { it.position } shouldBe listOf(1, 2, 3)
@@ -141,6 +146,8 @@ class InspectSpec : FunSpec({
             counts.line shouldBe emptyList()
             counts.holderCount shouldBe 5
             counts.queueLength shouldBe 7
+            counts.heldPermits shouldBe 5
+            counts.availablePermits shouldBe 0
 
             leases.forEach { s.release(it) }
             waiters.forEach { s.release(it.await()) } // in line order: each release lets the next in
@@ -155,6 +162,7 @@ class InspectSpec : FunSpec({
             val nothing = s.inspect()
             nothing.exists shouldBe false
             nothing.holderCount shouldBe 0
+            nothing.heldPermits shouldBe 0
             nothing.toString() shouldContain "not on the server"
             server.existingKeys(name) shouldBe 0 // inspect did not create it
 
@@ -170,6 +178,8 @@ class InspectSpec : FunSpec({
                 fencingToken shouldBeGreaterThan 0L
             }
             live.line.single().requestId shouldBe "dead-waiter"
+            live.heldPermits shouldBe 1
+            live.availablePermits shouldBe 0
 
             delay(700)
             val later = s.inspect()
@@ -177,9 +187,33 @@ class InspectSpec : FunSpec({
             later.holders shouldBe emptyList()
             later.queueLength shouldBe 0
             later.line shouldBe emptyList()
+            later.heldPermits shouldBe 0 // the expired lease is not counted, though the free count still counts it
+            later.availablePermits shouldBe 1
             server.keySizes(name).drop(1) shouldBe listOf(2, 2, 2) // still on the server: inspect purged nothing
             s.availablePermits() shouldBe 1 // the next operation purges them
             server.keySizes(name).drop(1) shouldBe listOf(1, 1, 1)
+        }
+    }
+
+    test("heldPermits counts every live lease; availablePermits goes below zero while a reduction is repaid, as availablePermits() does") {
+        runBlocking {
+            val name = fresh("debt")
+            val s = named.semaphore(name, 4)
+            val three = s.acquire(3)
+            val one = b.semaphore(name, 4).acquire(1)
+            s.reducePermits(3)
+            val seen = s.inspect(limit = 1)
+            seen.totalPermits shouldBe 1
+            seen.heldPermits shouldBe 4
+            seen.availablePermits shouldBe -3
+            seen.availablePermits shouldBe s.availablePermits()
+            s.release(three)
+            s.inspect().availablePermits shouldBe 0
+            b.semaphore(name, 4).release(one)
+            s.inspect().let {
+                it.heldPermits shouldBe 0
+                it.availablePermits shouldBe 1
+            }
         }
     }
 

@@ -49,6 +49,8 @@ class InspectTest {
             assertTrue(seen.exists());
             assertEquals(2, seen.totalPermits());
             assertEquals(1, seen.holderCount());
+            assertEquals(2, seen.heldPermits());
+            assertEquals(0, seen.availablePermits());
             RedisSemaphoreInspection.Holder holder = seen.holders().get(0);
             assertEquals(held.id(), holder.leaseId());
             assertEquals(a.getClientId(), holder.clientId());
