@@ -121,7 +121,6 @@ internal class Observer(
     // ---- hooks, under the engine's lock (O2) ----
 
     fun acquiredNow(permits: Int, requester: Requester) {
-        announcedDeadline.remove()
         val now = System.nanoTime()
         val rec = HoldRecord(requester, permits, now, stackIfCaptured())
         rec.jfr = Jfr.beginHold()
@@ -371,12 +370,12 @@ internal class Observer(
 
         /**
          * A deadline (System.nanoTime) a timed request announces on its own thread just before its offer;
-         * the offer's hook takes it (queued, or granted at once), and the announcer clears it after.
+         * a queued offer takes it, and the announcer clears it after its offer (granted at once, or refused).
          */
         val announcedDeadline = ThreadLocal<Long?>()
 
         /** The wall-clock time of [nanos] on System.nanoTime's clock, read at [now]. */
-        private fun since(nanos: Long, now: Long): Instant = Instant.now().minusNanos(now - nanos)
+        private fun since(nanos: Long, @Suppress("UNUSED_PARAMETER") now: Long): Instant = WallClock.at(nanos)
 
         private fun Array<StackTraceElement>?.frames(): List<StackTraceElement> = this?.asList() ?: emptyList()
 
@@ -423,3 +422,15 @@ internal fun clearDeadline(announcer: Thread) {
 }
 
 internal fun currentThread(): Thread = Thread.currentThread()
+
+/**
+ * Wall-clock times of System.nanoTime readings, from one pair of readings taken once, so that no event
+ * reads the wall clock (a time of day is for people; the durations come from nanoTime). It ignores
+ * later adjustments of the wall clock, as a time shown next to a duration may.
+ */
+internal object WallClock {
+    private val epoch: Instant = Instant.now()
+    private val epochNanos: Long = System.nanoTime()
+
+    fun at(nanos: Long): Instant = epoch.plusNanos(nanos - epochNanos)
+}

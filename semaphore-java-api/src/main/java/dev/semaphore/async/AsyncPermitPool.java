@@ -2,17 +2,9 @@ package dev.semaphore.async;
 
 import static dev.semaphore.bridge.JavaBridge.NO_TIMEOUT;
 
-import dev.semaphore.Diagnostics;
-import dev.semaphore.HoldInfo;
-import dev.semaphore.Inspectable;
-import dev.semaphore.ListenerRegistration;
 import dev.semaphore.PermitPool;
-import dev.semaphore.SemaphoreListener;
-import dev.semaphore.SemaphoreSnapshot;
-import dev.semaphore.WaitInfo;
 import dev.semaphore.bridge.JavaBridge;
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -38,12 +30,16 @@ import org.jspecify.annotations.Nullable;
  * <a href="package-summary.html#fairness">rules of the package</a> (fairness, withdrawing, timeouts,
  * interrupts, threads, closing) apply to every method.
  */
-public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPrioritySemaphore {
+public abstract sealed class AsyncPermitPool implements AsyncInspectable permits AsyncSemaphore, AsyncPrioritySemaphore {
     private final PermitPool pool;
     private final int priority;
 
     /** Makes the Permit a grant is handed out as; one per pool, so a request allocates no function. */
     private final Function1<Integer, Permit> newPermit;
+
+    /** @return the Kotlin semaphore this is a view of */
+    @Override
+    public abstract PermitPool asKotlin();
 
     AsyncPermitPool(PermitPool pool, int priority) {
         this.pool = Objects.requireNonNull(pool, "pool");
@@ -216,41 +212,6 @@ public abstract sealed class AsyncPermitPool permits AsyncSemaphore, AsyncPriori
         return pool.isClosed();
     }
 
-    /** @return the name given at creation ({@link Diagnostics#named(String)}), or null */
-    public final @Nullable String name() {
-        return pool.getName();
-    }
-
-    /**
-     * @return this primitive's counts, line and counters now, the same data as Kotlin's
-     *     {@code snapshot()}; {@link SemaphoreSnapshot} says which figures are exact
-     */
-    public final SemaphoreSnapshot snapshot() {
-        return pool.snapshot();
-    }
-
-    /**
-     * @param listener told of this primitive's events from now on (override only the methods you need)
-     * @return its registration, to close; see {@link Inspectable#addListener(SemaphoreListener)}
-     */
-    public final ListenerRegistration addListener(SemaphoreListener listener) {
-        return pool.addListener(Objects.requireNonNull(listener, "listener"));
-    }
-
-    /** @return the holds alive now, oldest first, while observed; see {@link Inspectable#holders()} */
-    public final List<HoldInfo> holders() {
-        return pool.holders();
-    }
-
-    /** @return the requests in line now, in the order they came, while observed; see {@link Inspectable#waiters()} */
-    public final List<WaitInfo> waiters() {
-        return pool.waiters();
-    }
-
-    /** @return the snapshot's line, then one line per holder and request in line; see {@link Inspectable#dump()} */
-    public final String dump() {
-        return pool.dump();
-    }
 
     /** @param permits how many to add to the total; see {@link PermitPool#addPermits(int)} */
     public final void addPermits(int permits) {

@@ -95,6 +95,7 @@ public final class AsyncPrioritySemaphore extends AsyncPermitPool {
     }
 
     /** @return the Kotlin priority semaphore this is a view of */
+    @Override
     public PrioritySemaphore asKotlin() {
         return kotlin;
     }

@@ -3,18 +3,11 @@ package dev.semaphore.async;
 import static dev.semaphore.bridge.JavaBridge.NO_TIMEOUT;
 
 import dev.semaphore.Diagnostics;
-import dev.semaphore.HoldInfo;
-import dev.semaphore.Inspectable;
-import dev.semaphore.ListenerRegistration;
 import dev.semaphore.ReadWriteLock;
-import dev.semaphore.SemaphoreListener;
-import dev.semaphore.SemaphoreSnapshot;
 import dev.semaphore.ReadWriteLockKt;
-import dev.semaphore.WaitInfo;
 import dev.semaphore.bridge.HoldKind;
 import dev.semaphore.bridge.JavaBridge;
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -56,7 +49,7 @@ import org.jspecify.annotations.Nullable;
  * }
  * }</pre>
  */
-public final class AsyncReadWriteLock {
+public final class AsyncReadWriteLock implements AsyncInspectable {
     private final ReadWriteLock kotlin;
 
     private AsyncReadWriteLock(ReadWriteLock kotlin) {
@@ -85,45 +78,11 @@ public final class AsyncReadWriteLock {
     }
 
     /** @return the Kotlin lock this is a view of */
+    @Override
     public ReadWriteLock asKotlin() {
         return kotlin;
     }
 
-    /** @return the name given at creation ({@link Diagnostics#named(String)}), or null */
-    public @Nullable String name() {
-        return kotlin.getName();
-    }
-
-    /**
-     * @return this primitive's counts, line and counters now, the same data as Kotlin's
-     *     {@code snapshot()}; {@link SemaphoreSnapshot} says which figures are exact
-     */
-    public SemaphoreSnapshot snapshot() {
-        return kotlin.snapshot();
-    }
-
-    /**
-     * @param listener told of this primitive's events from now on (override only the methods you need)
-     * @return its registration, to close; see {@link Inspectable#addListener(SemaphoreListener)}
-     */
-    public ListenerRegistration addListener(SemaphoreListener listener) {
-        return kotlin.addListener(Objects.requireNonNull(listener, "listener"));
-    }
-
-    /** @return the holds alive now, oldest first, while observed; see {@link Inspectable#holders()} */
-    public List<HoldInfo> holders() {
-        return kotlin.holders();
-    }
-
-    /** @return the requests in line now, in the order they came, while observed; see {@link Inspectable#waiters()} */
-    public List<WaitInfo> waiters() {
-        return kotlin.waiters();
-    }
-
-    /** @return the snapshot's line, then one line per holder and request in line; see {@link Inspectable#dump()} */
-    public String dump() {
-        return kotlin.dump();
-    }
 
     // ---- read ----
 

@@ -57,6 +57,7 @@ public final class AsyncSemaphore extends AsyncPermitPool {
     }
 
     /** @return the Kotlin semaphore this is a view of */
+    @Override
     public Semaphore asKotlin() {
         return kotlin;
     }
