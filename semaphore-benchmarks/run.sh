@@ -18,6 +18,20 @@
 #                                             # It builds only this module, against the core, Java API and redis modules
 #                                             # installed in the local Maven repository when they are there (else as the
 #                                             # other modes do).
+#   semaphore-benchmarks/run.sh diagnostics [REF]   # about 75 minutes: what diagnostics cost (issue 29). Builds this tree's jar
+#                                             # and REF's (default bc8bd15, main before the diagnostics work), then 8 paired
+#                                             # rounds (ROUNDS=n to change), each REF's jar then this one's, 1 fork, 3 x 1 s
+#                                             # warm-up, 5 x 1 s measurement, with diagnostics off: UncontendedBenchmark
+#                                             # (ours, kotlinx as control), JavaUncontendedBenchmark (ours, juc as control),
+#                                             # ContendedBenchmark (ours, kotlinx; default dispatcher, 1,000 coroutines,
+#                                             # permits 1 and 8), HandoffBenchmark (ours, kotlinx); then DiagnosticsBenchmark
+#                                             # (2 forks, 5 x 1 s + 5 x 1 s, -prof gc). Each JMH run first waits for a quiet
+#                                             # machine (no other java or Maven process using CPU, load below 1.5), and a
+#                                             # round during which one did is measured again. Writes
+#                                             # docs/benchmarks-diagnostics.md + .json and the Diagnostics section of
+#                                             # docs/benchmarks.md (every other section is kept).
+#
+# OFFLINE=1 builds with mvn -o.
 #
 # quick, full and smoke run the ReadWriteLock benchmarks too, with their settings (smoke: 10,000 sections).
 #
@@ -67,8 +81,11 @@ case "$mode" in
     ;;
   distributed)
     ;;
+  diagnostics)
+    before_ref="${2:-bc8bd15}"
+    ;;
   *)
-    echo "usage: $0 quick|full|smoke|distributed|readwrite" >&2
+    echo "usage: $0 quick|full|smoke|distributed|readwrite|diagnostics [REF]" >&2
     exit 2
     ;;
 esac
@@ -86,6 +103,8 @@ installed() {
     && [ -f "$repo/semaphore-core/$v/semaphore-core-$v.jar" ] \
     && jar tf "$repo/semaphore-core/$v/semaphore-core-$v.jar" | grep -qx 'dev/semaphore/ReadWriteLock.class'
 }
+
+mvn() { command mvn ${OFFLINE:+-o} "$@"; }
 
 echo "== build"
 if [ "$mode" = readwrite ] && installed; then
@@ -135,6 +154,92 @@ if [ "$mode" = distributed ]; then
   java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.DistributedReport --dir "$dist" \
     --out "$root/docs/benchmarks-distributed.md" --chart "$root/docs/benchmarks-distributed.png" \
     --server "$server_version" --splice "$root/docs/benchmarks.md"
+  exit 0
+fi
+
+if [ "$mode" = diagnostics ]; then
+  dir="$here/target/diagnostics"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp "$jar" "$dir/after.jar"
+  after_ref="$(git -C "$root" rev-parse --short HEAD)$( [ -z "$(git -C "$root" status --porcelain -- . ':!docs')" ] || echo ' with uncommitted changes')"
+  before_ref="$(git -C "$root" rev-parse --short "$before_ref^{commit}")"
+  echo "== build $before_ref"
+  git clone -q "$root" "$dir/before-src"
+  git -C "$dir/before-src" checkout -q "$before_ref"
+  mvn -B -q -f "$dir/before-src/pom.xml" -pl semaphore-benchmarks -am package -DskipTests
+  cp "$dir/before-src/semaphore-benchmarks/target/benchmarks.jar" "$dir/before.jar"
+  rm -rf "$dir/before-src"
+  started=$(date +%s)
+
+  # java and Maven processes this script did not start: "pid cpu-ticks command", one a line (ticks of /proc/pid/stat).
+  foreign() {
+    ps -eo pid=,ppid=,args= | awk -v me=$$ '
+      { parent[$1] = $2; c = $0; sub(/^ *[0-9]+ +[0-9]+ +/, "", c); cmd[$1] = c }
+      END { for (p in cmd) { split(cmd[p], w, " ")
+              if (w[1] !~ /(^|\/)(java|mvn)$/ && cmd[p] !~ /surefire|classworlds/) continue
+              q = p; while (q > 1 && q != me && (q in parent)) q = parent[q]
+              if (q == me) continue
+              stat = ""; getline stat < ("/proc/" p "/stat"); close("/proc/" p "/stat")
+              sub(/^.*\) /, "", stat); split(stat, f, " ")
+              print p, f[12] + f[13], substr(cmd[p], 1, 100) } }'
+  }
+  # Sleeps $1 seconds and prints the foreign processes that were busy meanwhile: a Maven build or test, or anything
+  # else that used half a second of CPU (an idle compiler daemon is not busy).
+  busy() {
+    local a b
+    a="$(foreign)"; sleep "$1"; b="$(foreign)"
+    awk -v t="$(date +%T)" -v hz="$(getconf CLK_TCK)" 'NR == FNR { was[$1] = $2; next } NF {
+        d = ($2 - (($1 in was) ? was[$1] : 0)) / hz; c = $0; sub(/^[0-9]+ [0-9]+ /, "", c)
+        if (c ~ /surefire|classworlds/ || d >= 0.5) printf "%s pid %s +%.2f s CPU: %s\n", t, $1, d, c }' <(echo "$a") <(echo "$b")
+  }
+  # Runs "$@" (its output into $dir/$1.txt) once the machine is quiet, watching for other work meanwhile;
+  # fails, with what ran, if there was some.
+  measure() {
+    local name="$1" load b mon
+    shift
+    while :; do
+      b="$(busy 30)"
+      load="$(cut -d' ' -f1 /proc/loadavg)"
+      [ -z "$b" ] && awk -v l="$load" 'BEGIN { exit !(l < 1.5) }' && break
+      echo "   $(date +%T) waiting for a quiet machine (load $load) ${b:+; busy: $(echo "$b" | head -1)}"
+    done
+    ( while :; do busy 5; done ) > "$dir/$name.busy" &
+    mon=$!
+    echo "   $(date +%T) $name"
+    "$@" > "$dir/$name.txt" 2>&1 || { kill "$mon"; echo "$name failed: see $dir/$name.txt" >&2; exit 1; }
+    kill "$mon"
+    wait "$mon" 2>/dev/null || true
+    [ -s "$dir/$name.busy" ] || return 0
+    { echo "redone $name, disturbed by:"; sort -u -k3,3 "$dir/$name.busy" | head -5; } | tee -a "$dir/disturbed.txt"
+    return 1
+  }
+  rows=('dev\.semaphore\.benchmarks\.UncontendedBenchmark\.\w+_(ours|kotlinx)$'
+    'dev\.semaphore\.benchmarks\.JavaUncontendedBenchmark\.\w+_(ours|juc)$'
+    'dev\.semaphore\.benchmarks\.(Contended|Handoff)Benchmark\.'
+    -p impl=ours,kotlinx -p dispatcher=default -p coroutines=1000 -p permits=1,8 -f 1 -wi 3 -i 5 -w 1s -r 1s)
+  rounds="${ROUNDS:-8}"
+  for round in $(seq 1 "$rounds"); do
+    echo "== round $round of $rounds: $before_ref, then this tree"
+    for attempt in 1 2 3 4 5; do
+      quiet=1
+      measure "before-$round" java -jar "$dir/before.jar" "${rows[@]}" -rf json -rff "$dir/before-$round.json" || quiet=
+      measure "after-$round" java -jar "$dir/after.jar" "${rows[@]}" -rf json -rff "$dir/after-$round.json" || quiet=
+      [ -z "$quiet" ] || break
+      [ "$attempt" -lt 5 ] || echo "kept round $round although disturbed 5 times" | tee -a "$dir/disturbed.txt"
+    done
+  done
+  echo "== DiagnosticsBenchmark"
+  for attempt in 1 2 3; do
+    measure diagnostics java -jar "$dir/after.jar" 'dev\.semaphore\.benchmarks\.DiagnosticsBenchmark\.' \
+      -f 2 -wi 5 -i 5 -w 1s -r 1s -prof gc -rf json -rff "$dir/diagnostics.json" && break
+  done
+  minutes=$(( ($(date +%s) - started + 59) / 60 ))
+  echo "== report"
+  java -cp "$dir/after.jar" dev.semaphore.benchmarks.report.DiagnosticsReport --dir "$dir" \
+    --before "$before_ref" --after "$after_ref" --out "$root/docs/benchmarks-diagnostics.md" \
+    --json "$root/docs/benchmarks-diagnostics.json" --splice "$root/docs/benchmarks.md" \
+    --run "run.sh diagnostics, $rounds rounds; $minutes minutes after the builds, waits for a quiet machine included"
   exit 0
 fi
 

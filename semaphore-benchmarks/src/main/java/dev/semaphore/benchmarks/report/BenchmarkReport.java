@@ -271,6 +271,9 @@ public final class BenchmarkReport {
         // The ReadWriteLock rows are written by ReadWriteReport into their own file (by `run.sh readwrite`, and by
         // `run.sh full` before this report); the report carries them along, before the distributed rows, so
         // regenerating the other local rows does not drop them. Same directory, so its chart link works here too.
+        // The Diagnostics section is written into this file by `run.sh diagnostics` (DiagnosticsReport); kept as it is.
+        String diagnostics = DiagnosticsReport.kept(out);
+        if (!diagnostics.isEmpty()) md += "\n" + diagnostics;
         Path readWrite = out.toAbsolutePath().resolveSibling("benchmarks-readwrite.md");
         if (Files.exists(readWrite)) md += "\n" + Files.readString(readWrite);
         // The distributed rows (semaphore-redis vs Redisson) are measured by `run.sh distributed` and written by

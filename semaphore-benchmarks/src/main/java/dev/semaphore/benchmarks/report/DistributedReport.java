@@ -173,7 +173,7 @@ public final class DistributedReport {
         return Double.isNaN(v) || Double.isInfinite(v) ? "n/a" : String.format(Locale.ROOT, "%." + decimals + "f", v);
     }
 
-    private static String jmhSettings(Row r) {
+    static String jmhSettings(Row r) {
         String wt = str(r.raw(), "warmupTime");
         String mt = str(r.raw(), "measurementTime");
         return forks(r) + " × (" + str(r.raw(), "warmupIterations") + " warm-up" + (wt.equals(mt) ? "" : " of " + wt)

@@ -63,8 +63,9 @@ object MergeRounds {
         print(md)
     }
 
-    /** Half the width of the [confidence] interval of the mean of [values] (Student's t). */
-    private fun halfWidth(values: List<Double>, confidence: Double): Double {
+    /** Half the width of the [confidence] interval of the mean of [values] (Student's t); DiagnosticsReport's too. */
+    @JvmStatic
+    fun halfWidth(values: List<Double>, confidence: Double): Double {
         if (values.size < 2) return Double.NaN
         val mean = values.average()
         val sd = sqrt(values.sumOf { (it - mean) * (it - mean) } / (values.size - 1))
