@@ -165,7 +165,13 @@ public final class DiagnosticsReport {
         long kept = disturbed.lines().filter(l -> l.startsWith("kept")).count();
         md.append("- JMH runs during which another java or Maven process used the machine, and whose round was measured again: ")
                 .append(redone).append("; rounds kept although disturbed: ").append(kept)
-                .append(redone + kept == 0 ? "" : " (run.sh's log of them is in the JSON summary)").append("\n\n");
+                .append(redone + kept == 0 ? "" : " (run.sh's log of them is in the JSON summary)").append('\n');
+        long resumed = disturbed.lines().filter(l -> l.startsWith("== resuming")).count();
+        if (resumed > 0) {
+            md.append("- The run was stopped from outside and resumed (RESUME=1) ").append(resumed)
+                    .append(resumed == 1 ? " time" : " times").append(": the same jars, the round it was in measured again whole\n");
+        }
+        md.append('\n');
 
         md.append("## Diagnostics off: before and after\n\n");
         md.append("Method: ").append(n).append(" paired rounds, each one JMH run of the before jar then one of the after jar (")
