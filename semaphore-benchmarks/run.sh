@@ -18,8 +18,9 @@
 #                                             # It builds only this module, against the core, Java API and redis modules
 #                                             # installed in the local Maven repository when they are there (else as the
 #                                             # other modes do).
-#   semaphore-benchmarks/run.sh diagnostics [REF]   # about 75 minutes: what diagnostics cost (issue 29). Builds this tree's jar
-#                                             # and REF's (default bc8bd15, main before the diagnostics work), then 8 paired
+#   semaphore-benchmarks/run.sh diagnostics [REF]   # about 60 minutes (more while it waits for a quiet machine): what
+#                                             # diagnostics cost (issue 29). Builds this tree's jar and REF's (default
+#                                             # bc8bd15, main before the diagnostics work), then 8 paired
 #                                             # rounds (ROUNDS=n to change), each REF's jar then this one's, 1 fork, 3 x 1 s
 #                                             # warm-up, 5 x 1 s measurement, with diagnostics off: UncontendedBenchmark
 #                                             # (ours, kotlinx as control), JavaUncontendedBenchmark (ours, juc as control),
