@@ -18,8 +18,9 @@
 #                                             # It builds only this module, against the core, Java API and redis modules
 #                                             # installed in the local Maven repository when they are there (else as the
 #                                             # other modes do).
-#   semaphore-benchmarks/run.sh diagnostics [REF]   # about 75 minutes: what diagnostics cost (issue 29). Builds this tree's jar
-#                                             # and REF's (default bc8bd15, main before the diagnostics work), then 8 paired
+#   semaphore-benchmarks/run.sh diagnostics [REF]   # about 60 minutes (more while it waits for a quiet machine): what
+#                                             # diagnostics cost (issue 29). Builds this tree's jar and REF's (default
+#                                             # bc8bd15, main before the diagnostics work), then 8 paired
 #                                             # rounds (ROUNDS=n to change), each REF's jar then this one's, 1 fork, 3 x 1 s
 #                                             # warm-up, 5 x 1 s measurement, with diagnostics off: UncontendedBenchmark
 #                                             # (ours, kotlinx as control), JavaUncontendedBenchmark (ours, juc as control),
@@ -31,7 +32,8 @@
 #                                             # docs/benchmarks-diagnostics.md + .json and the Diagnostics section of
 #                                             # docs/benchmarks.md (every other section is kept).
 #
-# OFFLINE=1 builds with mvn -o.
+# OFFLINE=1 builds with mvn -o. RESUME=1 run.sh diagnostics goes on with a run that was stopped: the same jars, its
+# finished rounds kept, the round it was in measured again whole.
 #
 # quick, full and smoke run the ReadWriteLock benchmarks too, with their settings (smoke: 10,000 sections).
 #
@@ -159,18 +161,25 @@ fi
 
 if [ "$mode" = diagnostics ]; then
   dir="$here/target/diagnostics"
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  cp "$jar" "$dir/after.jar"
-  after_ref="$(git -C "$root" rev-parse --short HEAD)$( [ -z "$(git -C "$root" status --porcelain -- . ':!docs')" ] || echo ' with uncommitted changes')"
-  before_ref="$(git -C "$root" rev-parse --short "$before_ref^{commit}")"
-  echo "== build $before_ref"
-  git clone -q "$root" "$dir/before-src"
-  git -C "$dir/before-src" checkout -q "$before_ref"
-  mvn -B -q -f "$dir/before-src/pom.xml" -pl semaphore-benchmarks -am package -DskipTests
-  cp "$dir/before-src/semaphore-benchmarks/target/benchmarks.jar" "$dir/before.jar"
-  rm -rf "$dir/before-src"
-  started=$(date +%s)
+  if [ -n "${RESUME:-}" ] && [ -f "$dir/before.jar" ]; then
+    echo "== resuming the run in $dir: its jars and refs, its finished rounds kept" | tee -a "$dir/disturbed.txt"
+  else
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    cp "$jar" "$dir/after.jar"
+    git -C "$root" rev-parse --short HEAD > "$dir/after.ref"
+    [ -z "$(git -C "$root" status --porcelain -- . ':!docs')" ] || echo "$(cat "$dir/after.ref") with uncommitted changes" > "$dir/after.ref"
+    git -C "$root" rev-parse --short "$before_ref^{commit}" > "$dir/before.ref"
+    echo "== build $(cat "$dir/before.ref")"
+    git clone -q "$root" "$dir/before-src"
+    git -C "$dir/before-src" checkout -q "$(cat "$dir/before.ref")"
+    mvn -B -q -f "$dir/before-src/pom.xml" -pl semaphore-benchmarks -am package -DskipTests
+    cp "$dir/before-src/semaphore-benchmarks/target/benchmarks.jar" "$dir/before.jar"
+    rm -rf "$dir/before-src"
+    date +%s > "$dir/started"
+  fi
+  before_ref="$(cat "$dir/before.ref")"
+  after_ref="$(cat "$dir/after.ref")"
 
   # java and Maven processes this script did not start: "pid cpu-ticks command", one a line (ticks of /proc/pid/stat).
   foreign() {
@@ -220,6 +229,7 @@ if [ "$mode" = diagnostics ]; then
     -p impl=ours,kotlinx -p dispatcher=default -p coroutines=1000 -p permits=1,8 -f 1 -wi 3 -i 5 -w 1s -r 1s)
   rounds="${ROUNDS:-8}"
   for round in $(seq 1 "$rounds"); do
+    if [ -s "$dir/before-$round.json" ] && [ -s "$dir/after-$round.json" ]; then echo "== round $round: done before"; continue; fi
     echo "== round $round of $rounds: $before_ref, then this tree"
     for attempt in 1 2 3 4 5; do
       quiet=1
@@ -231,12 +241,13 @@ if [ "$mode" = diagnostics ]; then
   done
   echo "== DiagnosticsBenchmark"
   for attempt in 1 2 3; do
+    [ ! -s "$dir/diagnostics.json" ] || break
     measure diagnostics java -jar "$dir/after.jar" 'dev\.semaphore\.benchmarks\.DiagnosticsBenchmark\.' \
       -f 2 -wi 5 -i 5 -w 1s -r 1s -prof gc -rf json -rff "$dir/diagnostics.json" && break
   done
-  minutes=$(( ($(date +%s) - started + 59) / 60 ))
+  minutes=$(( ($(date +%s) - $(cat "$dir/started") + 59) / 60 ))
   echo "== report"
-  java -cp "$dir/after.jar" dev.semaphore.benchmarks.report.DiagnosticsReport --dir "$dir" \
+  java -cp "$jar" dev.semaphore.benchmarks.report.DiagnosticsReport --dir "$dir" \
     --before "$before_ref" --after "$after_ref" --out "$root/docs/benchmarks-diagnostics.md" \
     --json "$root/docs/benchmarks-diagnostics.json" --splice "$root/docs/benchmarks.md" \
     --run "run.sh diagnostics, $rounds rounds; $minutes minutes after the builds, waits for a quiet machine included"

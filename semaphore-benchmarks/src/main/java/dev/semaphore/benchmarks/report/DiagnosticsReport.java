@@ -15,8 +15,6 @@ import static dev.semaphore.benchmarks.report.BenchmarkReport.fmt;
 import static dev.semaphore.benchmarks.report.BenchmarkReport.str;
 
 import com.google.gson.GsonBuilder;
-import com.google.gson.JsonArray;
-import com.google.gson.JsonObject;
 import dev.semaphore.benchmarks.distributed.MergeRounds;
 import dev.semaphore.benchmarks.report.BenchmarkReport.Ratio;
 import dev.semaphore.benchmarks.report.BenchmarkReport.Row;
@@ -165,7 +163,13 @@ public final class DiagnosticsReport {
         long kept = disturbed.lines().filter(l -> l.startsWith("kept")).count();
         md.append("- JMH runs during which another java or Maven process used the machine, and whose round was measured again: ")
                 .append(redone).append("; rounds kept although disturbed: ").append(kept)
-                .append(redone + kept == 0 ? "" : " (run.sh's log of them is in the JSON summary)").append("\n\n");
+                .append(redone + kept == 0 ? "" : " (run.sh's log of them is in the JSON summary)").append('\n');
+        long resumed = disturbed.lines().filter(l -> l.startsWith("== resuming")).count();
+        if (resumed > 0) {
+            md.append("- The run was stopped from outside and resumed (RESUME=1) ").append(resumed)
+                    .append(resumed == 1 ? " time" : " times").append(": the same jars, the round it was in measured again whole\n");
+        }
+        md.append('\n');
 
         md.append("## Diagnostics off: before and after\n\n");
         md.append("Method: ").append(n).append(" paired rounds, each one JMH run of the before jar then one of the after jar (")
@@ -201,15 +205,17 @@ public final class DiagnosticsReport {
         List<Paired> ours = paired.stream().filter(p -> !p.row().isReference()).toList();
         List<String> outside = paired.stream().filter(p -> !p.verdict().equals("within error"))
                 .map(p -> p.name() + " " + p.verdict()).toList();
+        Paired narrow = ours.stream().min(Comparator.comparingDouble(Paired::error)).orElseThrow();
+        Paired wide = ours.stream().max(Comparator.comparingDouble(Paired::error)).orElseThrow();
         StringBuilder md = new StringBuilder(HEADING + "\n\n");
         md.append("What the diagnostics (issue 29) cost, from `run.sh diagnostics`; the tables, method and machine are in [")
                 .append(link).append("](").append(link).append("). With diagnostics off, ")
                 .append(ours.stream().filter(p -> p.verdict().equals("within error")).count()).append(" of ").append(ours.size())
-                .append(" rows of ours are within error of `").append(beforeRef).append("`, the commit before the work (after / before from ")
-                .append(paired.get(0).ratios().size()).append(" paired rounds, 99.9% intervals: ")
-                .append(String.format(Locale.ROOT, "%.3f to %.3f", ours.stream().mapToDouble(Paired::ratio).min().orElse(Double.NaN),
-                        ours.stream().mapToDouble(Paired::ratio).max().orElse(Double.NaN)))
-                .append(")").append(outside.isEmpty() ? "" : "; outside it: " + String.join("; ", outside))
+                .append(" rows of ours are within error of `").append(beforeRef).append("`, the commit before the work: after / before ")
+                .append(String.format(Locale.ROOT, "from %.3f to %.3f over %d paired rounds, their 99.9%% half-widths from %.3f (%s) to %.3f (%s)",
+                        ours.stream().mapToDouble(Paired::ratio).min().orElse(Double.NaN), ours.stream().mapToDouble(Paired::ratio).max().orElse(Double.NaN),
+                        paired.get(0).ratios().size(), narrow.error(), narrow.name(), wide.error(), wide.name()))
+                .append(outside.isEmpty() ? "" : "; outside it: " + String.join("; ", outside))
                 .append(". With diagnostics on, our Semaphore against off in the same run (ratio of time, bytes per acquire-release):\n\n");
         Map<String, List<Ratio>> byOp = new LinkedHashMap<>();
         for (Ratio r : toOff(levels)) {
@@ -223,14 +229,10 @@ public final class DiagnosticsReport {
 
     /** [report] with [section] in place of its Diagnostics section, or else before the ReadWriteLock or distributed one, or at the end. */
     static String splice(String report, String section) {
-        String kept = report;
-        Matcher own = heading(HEADING).matcher(report);
-        if (own.find()) {
-            Matcher next = Pattern.compile("^## ", Pattern.MULTILINE).matcher(report);
-            kept = report.substring(0, own.start()) + (next.find(own.end()) ? report.substring(next.start()) : "");
-        }
+        int[] own = bounds(report);
+        String kept = own[0] < 0 ? report : report.substring(0, own[0]) + report.substring(own[1]);
         for (String h : List.of(ReadWriteReport.HEADING, DistributedReport.HEADING)) {
-            Matcher m = heading(h).matcher(kept);
+            Matcher m = Pattern.compile("^" + Pattern.quote(h) + "$", Pattern.MULTILINE).matcher(kept);
             if (m.find()) return kept.substring(0, m.start()) + section + "\n" + kept.substring(m.start());
         }
         return kept.stripTrailing() + "\n\n" + section;
@@ -238,63 +240,37 @@ public final class DiagnosticsReport {
 
     /** The Diagnostics section of the report at [path] ("" without one), for BenchmarkReport to carry along. */
     static String kept(Path path) throws IOException {
-        if (!Files.exists(path)) return "";
-        String report = Files.readString(path);
-        Matcher own = heading(HEADING).matcher(report);
-        if (!own.find()) return "";
-        Matcher next = Pattern.compile("^## ", Pattern.MULTILINE).matcher(report);
-        return report.substring(own.start(), next.find(own.end()) ? next.start() : report.length()).stripTrailing() + "\n";
+        String report = Files.exists(path) ? Files.readString(path) : "";
+        int[] own = bounds(report);
+        return own[0] < 0 ? "" : report.substring(own[0], own[1]).stripTrailing() + "\n";
     }
 
-    private static Pattern heading(String h) {
-        return Pattern.compile("^" + Pattern.quote(h) + "$", Pattern.MULTILINE);
+    /** Where the Diagnostics section of [report] starts and ends (up to the next "## " heading); -1s without one. */
+    private static int[] bounds(String report) {
+        Matcher own = Pattern.compile("^" + Pattern.quote(HEADING) + "$", Pattern.MULTILINE).matcher(report);
+        if (!own.find()) return new int[] {-1, -1};
+        Matcher next = Pattern.compile("^## ", Pattern.MULTILINE).matcher(report);
+        return new int[] {own.start(), next.find(own.end()) ? next.start() : report.length()};
+    }
+
+    record OffRow(String benchmark, String impl, String params, String unit, List<Double> before, List<Double> after,
+                  List<Double> ratios, double ratio, double ratioError999, String verdict) {
+    }
+
+    record OnRow(String benchmark, String diagnostics, double score, double scoreError999, String unit, double ratioToOff,
+                 double ratioError999, Double bytesPerOp, double bytesPerAcquireRelease) {
+    }
+
+    record Summary(String before, String after, String run, List<String> disturbances, List<OffRow> diagnosticsOff,
+                   List<OnRow> diagnosticsOn) {
     }
 
     static String summary(List<Paired> paired, List<Row> levels, String beforeRef, String afterRef, String run, String disturbed) {
-        JsonObject o = new JsonObject();
-        o.addProperty("before", beforeRef);
-        o.addProperty("after", afterRef);
-        o.addProperty("run", run);
-        JsonArray log = new JsonArray();
-        disturbed.lines().forEach(log::add);
-        o.add("disturbances", log);
-        JsonArray off = new JsonArray();
-        for (Paired p : paired) {
-            JsonObject r = new JsonObject();
-            r.addProperty("benchmark", p.row().cls() + "." + p.row().operation());
-            r.addProperty("impl", p.row().impl());
-            r.addProperty("params", p.row().paramText());
-            r.addProperty("unit", p.row().unit());
-            r.add("before", array(p.before()));
-            r.add("after", array(p.after()));
-            r.add("ratios", array(p.ratios()));
-            r.addProperty("ratio", p.ratio());
-            r.addProperty("ratioError999", p.error());
-            r.addProperty("verdict", p.verdict());
-            off.add(r);
-        }
-        o.add("diagnosticsOff", off);
-        JsonArray on = new JsonArray();
-        for (Ratio x : toOff(levels)) {
-            JsonObject r = new JsonObject();
-            r.addProperty("benchmark", x.ours().operation());
-            r.addProperty("diagnostics", x.ours().params().get("diagnostics"));
-            r.addProperty("score", x.ours().score());
-            r.addProperty("scoreError999", x.ours().error());
-            r.addProperty("unit", x.ours().unit());
-            r.addProperty("ratioToOff", x.value());
-            r.addProperty("ratioError999", x.error());
-            if (x.ours().allocNorm() != null) r.addProperty("bytesPerOp", x.ours().allocNorm());
-            r.addProperty("bytesPerAcquireRelease", bytesPerSection(x.ours()));
-            on.add(r);
-        }
-        o.add("diagnosticsOn", on);
-        return new GsonBuilder().setPrettyPrinting().disableHtmlEscaping().serializeSpecialFloatingPointValues().create().toJson(o) + "\n";
-    }
-
-    private static JsonArray array(List<Double> v) {
-        JsonArray a = new JsonArray();
-        v.forEach(a::add);
-        return a;
+        List<OffRow> off = paired.stream().map(p -> new OffRow(p.row().cls() + "." + p.row().operation(), p.row().impl(),
+                p.row().paramText(), p.row().unit(), p.before(), p.after(), p.ratios(), p.ratio(), p.error(), p.verdict())).toList();
+        List<OnRow> on = toOff(levels).stream().map(x -> new OnRow(x.ours().operation(), x.ours().params().get("diagnostics"),
+                x.ours().score(), x.ours().error(), x.ours().unit(), x.value(), x.error(), x.ours().allocNorm(), bytesPerSection(x.ours()))).toList();
+        return new GsonBuilder().setPrettyPrinting().disableHtmlEscaping().serializeSpecialFloatingPointValues().create()
+                .toJson(new Summary(beforeRef, afterRef, run, disturbed.lines().toList(), off, on)) + "\n";
     }
 }
