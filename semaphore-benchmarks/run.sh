@@ -33,7 +33,9 @@
 #                                             # docs/benchmarks.md (every other section is kept).
 #
 # OFFLINE=1 builds with mvn -o. RESUME=1 run.sh diagnostics goes on with a run that was stopped: the same jars, its
-# finished rounds kept, the round it was in measured again whole.
+# finished rounds kept, the round it was in measured again whole. RESUME=1 REMEASURE_ON=1 run.sh diagnostics keeps a
+# finished run's paired rounds and measures DiagnosticsBenchmark again with this tree's jar (after a change that only
+# the observed path runs); the report names both commits.
 #
 # quick, full and smoke run the ReadWriteLock benchmarks too, with their settings (smoke: 10,000 sections).
 #
@@ -180,6 +182,15 @@ if [ "$mode" = diagnostics ]; then
   fi
   before_ref="$(cat "$dir/before.ref")"
   after_ref="$(cat "$dir/after.ref")"
+  if [ -n "${RESUME:-}" ] && [ -n "${REMEASURE_ON:-}" ]; then
+    # The paired rounds kept; DiagnosticsBenchmark measured again with this tree's jar (a change of the observed path).
+    cp "$jar" "$dir/on.jar"
+    git -C "$root" rev-parse --short HEAD > "$dir/on.ref"
+    [ -z "$(git -C "$root" status --porcelain -- . ':!docs')" ] || echo "$(cat "$dir/on.ref") with uncommitted changes" > "$dir/on.ref"
+    rm -f "$dir/diagnostics.json"
+  fi
+  on_jar="$dir/after.jar"; on_ref="$after_ref"
+  [ ! -f "$dir/on.jar" ] || { on_jar="$dir/on.jar"; on_ref="$(cat "$dir/on.ref")"; }
 
   # java and Maven processes this script did not start: "pid cpu-ticks command", one a line (ticks of /proc/pid/stat).
   foreign() {
@@ -242,13 +253,13 @@ if [ "$mode" = diagnostics ]; then
   echo "== DiagnosticsBenchmark"
   for attempt in 1 2 3; do
     [ ! -s "$dir/diagnostics.json" ] || break
-    measure diagnostics java -jar "$dir/after.jar" 'dev\.semaphore\.benchmarks\.DiagnosticsBenchmark\.' \
+    measure diagnostics java -jar "$on_jar" 'dev\.semaphore\.benchmarks\.DiagnosticsBenchmark\.' \
       -f 2 -wi 5 -i 5 -w 1s -r 1s -prof gc -rf json -rff "$dir/diagnostics.json" && break
   done
   minutes=$(( ($(date +%s) - $(cat "$dir/started") + 59) / 60 ))
   echo "== report"
   java -cp "$jar" dev.semaphore.benchmarks.report.DiagnosticsReport --dir "$dir" \
-    --before "$before_ref" --after "$after_ref" --out "$root/docs/benchmarks-diagnostics.md" \
+    --before "$before_ref" --after "$after_ref" --on "$on_ref" --out "$root/docs/benchmarks-diagnostics.md" \
     --json "$root/docs/benchmarks-diagnostics.json" --splice "$root/docs/benchmarks.md" \
     --run "run.sh diagnostics, $rounds rounds; $minutes minutes after the builds, waits for a quiet machine included"
   exit 0

@@ -2,6 +2,8 @@
 
 package dev.semaphore
 
+import dev.semaphore.internal.UNKNOWN_NANOS
+import dev.semaphore.internal.WallClock
 import java.time.Duration
 import java.time.Instant
 
@@ -84,20 +86,32 @@ public class HoldInfo internal constructor(
     @get:JvmName("owner") public val owner: Any?,
     /** The permits of this hold. */
     @get:JvmName("permits") public val permits: Int,
-    /** When it was granted (wall clock), or null if it began before the primitive was observed. */
-    @get:JvmName("since") public val since: Instant?,
-    /** How long it has lasted (at release: how long it lasted), or null if unknown. */
-    @get:JvmName("held") public val held: Duration?,
+    /** System.nanoTime() when it was granted, or [UNKNOWN_NANOS]. */
+    private val sinceNanos: Long,
+    /** How long it had lasted when this was taken, in nanoseconds, or [UNKNOWN_NANOS]. */
+    private val heldNanos: Long,
     /** Where it was acquired, if stacks are captured ([Diagnostics.captureStacks]); else empty. */
     @get:JvmName("stack") public val stack: List<StackTraceElement>,
 ) {
+    // The times are kept as numbers and made into objects when asked: a listener that reads nothing
+    // costs no Instant, Duration or String per event.
+    private var holderText: String? = null
+
+    /** When it was granted (wall clock), or null if it began before the primitive was observed. */
+    @get:JvmName("since")
+    public val since: Instant? get() = if (sinceNanos == UNKNOWN_NANOS) null else WallClock.at(sinceNanos)
+
+    /** How long it has lasted (at release: how long it lasted), or null if unknown. */
+    @get:JvmName("held")
+    public val held: Duration? get() = if (heldNanos == UNKNOWN_NANOS) null else Duration.ofNanos(heldNanos)
+
     /** Who took the hold, in words: `coroutine "fetch" StandaloneCoroutine{Active}@5e2de80c`, `thread "main"`, `owner alice (...)`. */
     @get:JvmName("holder")
-    public val holder: String by lazy(LazyThreadSafetyMode.PUBLICATION) { who.toString() }
+    public val holder: String get() = holderText ?: who.toString().also { holderText = it } // a race formats it twice, harmlessly
 
     override fun toString(): String = buildString {
         append(permits).append(if (permits == 1) " permit" else " permits").append(" held by ").append(holder)
-        if (held != null) append(" for ").append(formatDuration(held))
+        held?.let { append(" for ").append(formatDuration(it)) }
         appendStack(stack)
     }
 }
@@ -114,18 +128,32 @@ public class WaitInfo internal constructor(
     @get:JvmName("priority") public val priority: Int,
     /** The priority it is served at now, after aging (as [priority] without aging). */
     @get:JvmName("effectivePriority") public val effectivePriority: Int,
-    /** When it joined the line (wall clock). */
-    @get:JvmName("since") public val since: Instant,
-    /** How long it has waited (at the end of the wait: how long it waited). */
-    @get:JvmName("waited") public val waited: Duration,
-    /** When its timeout ends, or null if it waits without one (or its timeout is not the library's: a `withTimeout` around `acquire`). */
-    @get:JvmName("deadline") public val deadline: Instant?,
+    /** System.nanoTime() when it joined the line. */
+    private val sinceNanos: Long,
+    /** How long it had waited when this was taken, in nanoseconds. */
+    private val waitedNanos: Long,
+    /** System.nanoTime() when its timeout ends, or [UNKNOWN_NANOS]. */
+    private val deadlineNanos: Long,
     /** Where it asked, if stacks are captured; else empty. */
     @get:JvmName("stack") public val stack: List<StackTraceElement>,
 ) {
+    private var requesterText: String? = null
+
+    /** When it joined the line (wall clock). */
+    @get:JvmName("since")
+    public val since: Instant get() = WallClock.at(sinceNanos)
+
+    /** How long it has waited (at the end of the wait: how long it waited). */
+    @get:JvmName("waited")
+    public val waited: Duration get() = Duration.ofNanos(waitedNanos)
+
+    /** When its timeout ends, or null if it waits without one (or its timeout is not the library's: a `withTimeout` around `acquire`). */
+    @get:JvmName("deadline")
+    public val deadline: Instant? get() = if (deadlineNanos == UNKNOWN_NANOS) null else WallClock.at(deadlineNanos)
+
     /** Who waits, in words (as [HoldInfo.holder]). */
     @get:JvmName("requester")
-    public val requester: String by lazy(LazyThreadSafetyMode.PUBLICATION) { who.toString() }
+    public val requester: String get() = requesterText ?: who.toString().also { requesterText = it }
 
     override fun toString(): String = buildString {
         append(requester).append(" waits for ").append(permits).append(if (permits == 1) " permit" else " permits")
@@ -134,7 +162,7 @@ public class WaitInfo internal constructor(
             if (effectivePriority != priority) append(" (now ").append(effectivePriority).append(')')
         }
         append(" since ").append(formatDuration(waited)).append(" ago")
-        if (deadline != null) append(", until ").append(deadline)
+        deadline?.let { append(", until ").append(it) }
         appendStack(stack)
     }
 }

@@ -80,7 +80,7 @@ private object JfrEvents {
 
     fun record(o: Observer, e: Pending) {
         when (e) {
-            is Pending.Acquired -> (e.jfrWait as WaitEvent?)?.commit(o, e.request, "granted")
+            is Pending.Acquired -> (e.jfr as WaitEvent?)?.commit(o, e.request, "granted")
             is Pending.LeftLine -> (e.jfr as WaitEvent?)?.commit(o, e.request, if (e.timedOut) "timed out" else "cancelled")
             is Pending.Failed -> (e.jfr as WaitEvent?)?.commit(o, e.request, "failed")
             is Pending.Released -> (e.jfr as HoldEvent?)?.let { ev ->

@@ -30,8 +30,6 @@ import dev.semaphore.Inspectable
 import dev.semaphore.bridge.InternalSemaphoreApi
 import dev.semaphore.bridge.LockHold
 import java.lang.ref.Cleaner
-import java.time.Duration
-import java.time.Instant
 import java.util.concurrent.atomic.AtomicLong
 
 /** The leak watch (K1-K3): one Cleaner, started by the first watched handle. */
@@ -102,8 +100,8 @@ internal object Leaks {
                 taken.requester.describe(),
                 taken.requester.owner,
                 taken.permits,
-                Instant.now().minusNanos(now - taken.sinceNanos),
-                Duration.ofNanos(now - taken.sinceNanos),
+                taken.sinceNanos,
+                now - taken.sinceNanos,
                 taken.stack?.asList() ?: emptyList(),
             )
             queue.observer?.leaked(info)

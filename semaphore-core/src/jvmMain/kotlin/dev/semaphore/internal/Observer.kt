@@ -88,14 +88,17 @@ internal class HoldRecord(
 }
 
 /** An event collected under the engine's lock (O2), delivered after it. */
-internal sealed class Pending {
-    class Acquired(val hold: HoldInfo, val waited: Duration, val jfrWait: Any?, val request: WaitInfo?) : Pending()
-    class Released(val hold: HoldInfo, val wasLong: Boolean, val jfr: Any?) : Pending()
-    class LeftLine(val request: WaitInfo, val timedOut: Boolean, val jfr: Any?) : Pending()
-    class Failed(val request: WaitInfo, val jfr: Any?) : Pending()
-    class Closed(val cause: Throwable?, val failed: Int) : Pending()
-    class Resized(val oldTotal: Int, val newTotal: Int) : Pending()
-    class LongHold(val hold: HoldInfo) : Pending()
+internal sealed class Pending(
+    /** The JFR event that this one ends (a wait or a hold begun earlier), or null. */
+    val jfr: Any?,
+) {
+    class Acquired(val hold: HoldInfo, val waited: Duration, jfrWait: Any?, val request: WaitInfo?) : Pending(jfrWait)
+    class Released(val hold: HoldInfo, val wasLong: Boolean, jfr: Any?) : Pending(jfr)
+    class LeftLine(val request: WaitInfo, val timedOut: Boolean, jfr: Any?) : Pending(jfr)
+    class Failed(val request: WaitInfo, jfr: Any?) : Pending(jfr)
+    class Closed(val cause: Throwable?, val failed: Int) : Pending(null)
+    class Resized(val oldTotal: Int, val newTotal: Int) : Pending(null)
+    class LongHold(val hold: HoldInfo) : Pending(null)
 }
 
 internal class Observer(
@@ -110,7 +113,8 @@ internal class Observer(
 
     private val waits = LinkedHashMap<PermitWaiter, WaitRecord>()
     private val holds = ArrayList<HoldRecord>()
-    private var pending: ArrayList<Pending>? = null
+    /** The events of this locked step: null, one [Pending], or an ArrayList of them (most steps have one). */
+    private var pending: Any? = null
     private val captureStacks = config.tracking == Tracking.HOLDERS_AND_STACKS
 
     /** Whether it must stay installed: a listener, or the primitive's [Diagnostics] ask for observation. */
@@ -131,7 +135,7 @@ internal class Observer(
     fun queued(w: PermitWaiter, priority: Int) {
         val deadline = announcedDeadline.get()
         if (deadline != null) announcedDeadline.remove()
-        val rec = WaitRecord(w.requester(), w.permits, priority, System.nanoTime(), deadline ?: NO_DEADLINE, stackIfCaptured())
+        val rec = WaitRecord(w.requester(), w.permits, priority, System.nanoTime(), deadline ?: UNKNOWN_NANOS, stackIfCaptured())
         rec.jfr = Jfr.beginWait()
         waits[w] = rec
     }
@@ -170,12 +174,12 @@ internal class Observer(
 
     /** O3: ends the holds that a release of [permits] ends. */
     fun released(permits: Int) {
-        val now = System.nanoTime()
         val me = Thread.currentThread()
-        var i = holds.indexOfLast { it.permits == permits && it.requester.thread === me }
+        var i = holds.size - 1 // indexed loops: no iterator per release
+        while (i >= 0 && !(holds[i].permits == permits && holds[i].requester.thread === me)) i--
         if (i < 0) i = holds.indexOfFirst { it.permits == permits }
         if (i >= 0) {
-            end(holds.removeAt(i), permits, now)
+            end(holds.removeAt(i), permits)
             return
         }
         var left = permits
@@ -183,20 +187,19 @@ internal class Observer(
             val rec = holds[0]
             val take = minOf(left, rec.permits)
             if (take == rec.permits) holds.removeAt(0) else rec.permits -= take
-            end(rec, take, now)
+            end(rec, take)
             left -= take
         }
         if (left > 0 && listeners.isNotEmpty()) { // holds taken before observation (O3)
-            add(Pending.Released(HoldInfo(UNKNOWN_HOLDER, null, left, null, null, emptyList()), false, null))
+            add(Pending.Released(HoldInfo(UNKNOWN_HOLDER, null, left, UNKNOWN_NANOS, UNKNOWN_NANOS, emptyList()), false, null))
         }
     }
 
-    private fun end(rec: HoldRecord, permits: Int, now: Long) {
+    /** Reports the end of [permits] of [rec], reading the clock only if someone is told. */
+    private fun end(rec: HoldRecord, permits: Int) {
         if (listeners.isEmpty() && rec.jfr == null && !rec.reportedLong) return
-        val info = HoldInfo(
-            rec.requester, rec.requester.owner, permits, since(rec.sinceNanos, now),
-            Duration.ofNanos(now - rec.sinceNanos), rec.stack.frames(),
-        )
+        val now = System.nanoTime()
+        val info = HoldInfo(rec.requester, rec.requester.owner, permits, rec.sinceNanos, now - rec.sinceNanos, rec.stack.frames())
         add(Pending.Released(info, rec.reportedLong, rec.jfr))
     }
 
@@ -246,7 +249,8 @@ internal class Observer(
     /** System.nanoTime() when the oldest request in line joined it, or null. */
     fun oldestWaitNanos(): Long? = waits.values.minOfOrNull { it.sinceNanos }
 
-    fun takePending(): List<Pending>? {
+    /** The events of the locked step ending, for [deliver]: null if none. */
+    fun takePending(): Any? {
         val p = pending ?: return null
         pending = null
         return p
@@ -254,33 +258,41 @@ internal class Observer(
 
     // ---- delivery, after the unlock (O2) ----
 
-    fun deliver(events: List<Pending>) {
+    /** Delivers what [takePending] returned. */
+    fun deliver(events: Any) {
+        if (events is Pending) {
+            deliverOne(events)
+        } else {
+            @Suppress("UNCHECKED_CAST")
+            for (e in events as List<Pending>) deliverOne(e)
+        }
+    }
+
+    private fun deliverOne(e: Pending) {
         val ls = listeners
-        for (e in events) {
-            Jfr.record(this, e)
-            for (l in ls) {
-                try {
-                    when (e) {
-                        is Pending.Acquired -> l.onAcquired(primitive, e.hold, e.waited)
-                        is Pending.Released -> {
-                            l.onReleased(primitive, e.hold)
-                            if (e.wasLong) l.onLongHoldReleased(primitive, e.hold)
-                        }
-                        is Pending.LeftLine -> if (e.timedOut) l.onTimedOut(primitive, e.request) else l.onCancelled(primitive, e.request)
-                        is Pending.Failed -> {}
-                        is Pending.Closed -> l.onClosed(primitive, e.cause, e.failed)
-                        is Pending.Resized -> l.onResized(primitive, e.oldTotal, e.newTotal)
-                        is Pending.LongHold -> l.onLongHold(primitive, e.hold)
+        if (e.jfr != null || e is Pending.LongHold) Jfr.record(this, e)
+        for (l in ls) {
+            try {
+                when (e) {
+                    is Pending.Acquired -> l.onAcquired(primitive, e.hold, e.waited)
+                    is Pending.Released -> {
+                        l.onReleased(primitive, e.hold)
+                        if (e.wasLong) l.onLongHoldReleased(primitive, e.hold)
                     }
-                } catch (t: Throwable) {
-                    reportListenerError(l, t)
+                    is Pending.LeftLine -> if (e.timedOut) l.onTimedOut(primitive, e.request) else l.onCancelled(primitive, e.request)
+                    is Pending.Failed -> {}
+                    is Pending.Closed -> l.onClosed(primitive, e.cause, e.failed)
+                    is Pending.Resized -> l.onResized(primitive, e.oldTotal, e.newTotal)
+                    is Pending.LongHold -> l.onLongHold(primitive, e.hold)
                 }
+            } catch (t: Throwable) {
+                reportListenerError(l, t)
             }
-            if (e is Pending.LongHold) {
-                LOG.log(System.Logger.Level.WARNING, "${describePrimitive()}: a hold has lasted longer than ${config.longHoldThresholdText()}: ${e.hold}")
-            } else if (e is Pending.Released && e.wasLong) {
-                LOG.log(System.Logger.Level.INFO, "${describePrimitive()}: a long hold reported before has ended: ${e.hold}")
-            }
+        }
+        if (e is Pending.LongHold) {
+            LOG.log(System.Logger.Level.WARNING, "${describePrimitive()}: a hold has lasted longer than ${config.longHoldThresholdText()}: ${e.hold}")
+        } else if (e is Pending.Released && e.wasLong) {
+            LOG.log(System.Logger.Level.INFO, "${describePrimitive()}: a long hold reported before has ended: ${e.hold}")
         }
     }
 
@@ -333,7 +345,11 @@ internal class Observer(
     // ---- helpers ----
 
     private fun add(e: Pending) {
-        (pending ?: ArrayList<Pending>(4).also { pending = it }).add(e)
+        when (val p = pending) {
+            null -> pending = e
+            is Pending -> pending = arrayListOf(p, e)
+            else -> @Suppress("UNCHECKED_CAST") (p as ArrayList<Pending>).add(e)
+        }
     }
 
     private fun stackIfCaptured(): Array<StackTraceElement>? = if (captureStacks) callerStack() else null
@@ -342,8 +358,8 @@ internal class Observer(
         rec.requester,
         rec.requester.owner,
         rec.permits,
-        since(rec.sinceNanos, now),
-        Duration.ofNanos(now - rec.sinceNanos),
+        rec.sinceNanos,
+        now - rec.sinceNanos,
         rec.stack.frames(),
     )
 
@@ -353,9 +369,9 @@ internal class Observer(
         rec.permits,
         rec.priority,
         effective ?: rec.priority,
-        since(rec.sinceNanos, now),
-        Duration.ofNanos(now - rec.sinceNanos),
-        if (rec.deadlineNanos == NO_DEADLINE) null else since(rec.deadlineNanos, now),
+        rec.sinceNanos,
+        now - rec.sinceNanos,
+        rec.deadlineNanos,
         rec.stack.frames(),
     )
 
@@ -364,7 +380,6 @@ internal class Observer(
 
     companion object {
         private val NO_LISTENERS = emptyArray<SemaphoreListener>()
-        private const val NO_DEADLINE = Long.MIN_VALUE
         private const val UNKNOWN_HOLDER = "a holder from before observation began"
         val LOG: System.Logger = System.getLogger("dev.semaphore")
 
@@ -373,9 +388,6 @@ internal class Observer(
          * a queued offer takes it, and the announcer clears it after its offer (granted at once, or refused).
          */
         val announcedDeadline = ThreadLocal<Long?>()
-
-        /** The wall-clock time of [nanos] on System.nanoTime's clock, read at [now]. */
-        private fun since(nanos: Long, @Suppress("UNUSED_PARAMETER") now: Long): Instant = WallClock.at(nanos)
 
         private fun Array<StackTraceElement>?.frames(): List<StackTraceElement> = this?.asList() ?: emptyList()
 
@@ -420,6 +432,9 @@ internal fun WaiterQueue.announceDeadline(timeoutNanos: Long): Thread? {
 internal fun clearDeadline(announcer: Thread) {
     if (Thread.currentThread() === announcer) Observer.announcedDeadline.remove()
 }
+
+/** A time on System.nanoTime's clock that is not known (a hold from before observation), or no deadline. */
+internal const val UNKNOWN_NANOS: Long = Long.MIN_VALUE
 
 internal fun currentThread(): Thread = Thread.currentThread()
 
