@@ -257,11 +257,13 @@ if [ "$mode" = diagnostics ]; then
       -f 2 -wi 5 -i 5 -w 1s -r 1s -prof gc -rf json -rff "$dir/diagnostics.json" && break
   done
   minutes=$(( ($(date +%s) - $(cat "$dir/started") + 59) / 60 ))
+  runtext="run.sh diagnostics, $rounds rounds; $minutes minutes after the builds, waits for a quiet machine included"
+  [ ! -f "$dir/on.jar" ] || runtext="run.sh diagnostics, $rounds rounds; DiagnosticsBenchmark measured again later (RESUME=1 REMEASURE_ON=1)"
   echo "== report"
   java -cp "$jar" dev.semaphore.benchmarks.report.DiagnosticsReport --dir "$dir" \
     --before "$before_ref" --after "$after_ref" --on "$on_ref" --out "$root/docs/benchmarks-diagnostics.md" \
     --json "$root/docs/benchmarks-diagnostics.json" --splice "$root/docs/benchmarks.md" \
-    --run "run.sh diagnostics, $rounds rounds; $minutes minutes after the builds, waits for a quiet machine included"
+    --run "$runtext"
   exit 0
 fi
 
