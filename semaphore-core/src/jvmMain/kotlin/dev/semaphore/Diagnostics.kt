@@ -1,9 +1,6 @@
 package dev.semaphore
 
-import java.lang.ref.ReferenceQueue
-import java.lang.ref.WeakReference
-import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.atomic.AtomicLong
+import dev.semaphore.internal.WeakRegistry
 import kotlin.time.Duration
 import kotlin.time.toJavaDuration
 import kotlin.time.toKotlinDuration
@@ -139,35 +136,15 @@ public enum class Tracking {
  * alive, plus those collected since the last registration or listing (purged by both).
  */
 internal object NamedPrimitives {
-    private class Entry(primitive: Inspectable, q: ReferenceQueue<Inspectable>, val seq: Long) :
-        WeakReference<Inspectable>(primitive, q)
-
-    private val gone = ReferenceQueue<Inspectable>()
-    private val entries = ConcurrentHashMap<Long, Entry>()
-    private val counter = AtomicLong()
+    private val registry = WeakRegistry<Inspectable>()
 
     fun register(primitive: Inspectable) {
-        purge()
-        val seq = counter.incrementAndGet()
-        entries[seq] = Entry(primitive, gone, seq)
+        registry.add(primitive)
         dev.semaphore.internal.Jfr.registerStatistics()
     }
 
-    fun list(): List<Inspectable> {
-        purge()
-        return entries.values.sortedBy { it.seq }.mapNotNull { it.get() }
-    }
+    fun list(): List<Inspectable> = registry.list()
 
     /** How many entries are kept now (for the tests of the bound). */
-    fun size(): Int {
-        purge()
-        return entries.size
-    }
-
-    private fun purge() {
-        while (true) {
-            val e = gone.poll() as Entry? ?: return
-            entries.remove(e.seq)
-        }
-    }
+    fun size(): Int = registry.size()
 }

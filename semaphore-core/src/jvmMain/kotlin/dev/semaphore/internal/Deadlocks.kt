@@ -23,33 +23,24 @@ import dev.semaphore.Deadlock
 import dev.semaphore.DeadlockParticipant
 import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.Job
-import java.lang.ref.ReferenceQueue
-import java.lang.ref.WeakReference
 import java.util.Collections
 import java.util.IdentityHashMap
-import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.ScheduledFuture
 import java.util.concurrent.TimeUnit
-import java.util.concurrent.atomic.AtomicLong
 
 internal object Deadlocks {
-    private class Entry(queue: WaiterQueue, q: ReferenceQueue<WaiterQueue>, val seq: Long) : WeakReference<WaiterQueue>(queue, q)
-
-    private val gone = ReferenceQueue<WaiterQueue>()
-    private val entries = ConcurrentHashMap<Long, Entry>()
-    private val counter = AtomicLong()
+    private val registered = WeakRegistry<WaiterQueue>()
 
     /** Signatures (the identities of the requests in the cycle) of the deadlocks reported and still there. */
     private val reported: MutableSet<Set<WaitRecord>> = Collections.synchronizedSet(HashSet())
 
     /** Registers [queue] (observed, of a Lock or ReadWriteLock) and watches it: a request older than [afterNanos] starts a search. */
     fun register(queue: WaiterQueue, afterNanos: Long) {
-        purge()
-        val seq = counter.incrementAndGet()
-        entries[seq] = Entry(queue, gone, seq)
+        registered.add(queue)
         val period = (afterNanos / 2).coerceIn(TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1))
-        val task = Watch(WeakReference(queue), afterNanos)
-        task.future = DiagnosticsThread.executor.scheduleWithFixedDelay(task, period, period, TimeUnit.NANOSECONDS)
+        DiagnosticsThread.watch(queue, period, "the deadlock watch") { q ->
+            val oldest = q.withObserver { o, _ -> o?.oldestWaitNanos() }
+            if (oldest != null && System.nanoTime() - oldest >= afterNanos) report(search())
+        }
     }
 
     /** [dev.semaphore.Diagnostics.findDeadlocks]. */
@@ -76,10 +67,8 @@ internal object Deadlocks {
     private class View(val observer: Observer, val total: Int, val waits: List<WaitRecord>, val holds: List<HoldRecord>)
 
     private fun read(): List<View> {
-        purge()
         val views = ArrayList<View>()
-        for (e in entries.values.sortedBy { it.seq }) {
-            val q = e.get() ?: continue
+        for (q in registered.list()) {
             q.withObserver { o, _ -> if (o != null) views += View(o, q.totalPermits, o.waitRecords(), o.holdRecords()) }
         }
         return views
@@ -193,27 +182,6 @@ internal object Deadlocks {
         return false
     }
 
-    /** The watch of one primitive: when its oldest request is older than [afterNanos], a search; new deadlocks are reported. */
-    private class Watch(private val ref: WeakReference<WaiterQueue>, private val afterNanos: Long) : Runnable {
-        @Volatile
-        var future: ScheduledFuture<*>? = null
-
-        override fun run() {
-            val q = ref.get()
-            if (q == null) {
-                future?.cancel(false)
-                return
-            }
-            try {
-                val oldest = q.withObserver { o, _ -> o?.oldestWaitNanos() } ?: return
-                if (System.nanoTime() - oldest < afterNanos) return
-                report(search())
-            } catch (t: Throwable) {
-                Observer.LOG.log(System.Logger.Level.WARNING, "the deadlock watch failed once; it goes on", t)
-            }
-        }
-    }
-
     private fun report(found: List<Found>) {
         val now = found.map { it.signature }.toSet()
         synchronized(reported) {
@@ -228,24 +196,5 @@ internal object Deadlocks {
     }
 
     /** How many primitives are registered now (for the tests of the bound). */
-    fun size(): Int {
-        purge()
-        return entries.size
-    }
-
-    private fun purge() {
-        while (true) {
-            val e = gone.poll() as Entry? ?: return
-            entries.remove(e.seq)
-        }
-    }
-}
-
-/** The library's one diagnostics thread (a daemon, "semaphore-diagnostics"), started by the first watch. */
-internal object DiagnosticsThread {
-    val executor: java.util.concurrent.ScheduledThreadPoolExecutor by lazy {
-        java.util.concurrent.ScheduledThreadPoolExecutor(1) { r ->
-            Thread(r, "semaphore-diagnostics").apply { isDaemon = true }
-        }.apply { removeOnCancelPolicy = true }
-    }
+    fun size(): Int = registered.size()
 }

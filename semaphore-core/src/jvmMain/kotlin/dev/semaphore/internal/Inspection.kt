@@ -11,8 +11,6 @@ import dev.semaphore.ListenerRegistration
 import dev.semaphore.NamedPrimitives
 import dev.semaphore.SemaphoreListener
 import dev.semaphore.WaitInfo
-import java.lang.ref.WeakReference
-import java.util.concurrent.ScheduledFuture
 import java.util.concurrent.TimeUnit
 
 /** At the creation of [primitive] (of [kind]) on this queue: registers its name, and observes it if [config] asks. */
@@ -62,33 +60,13 @@ internal fun dumpOf(p: Inspectable): String = buildString {
  * stops being watched when it is collected.
  */
 internal object LongHolds {
-    private val executor get() = DiagnosticsThread.executor
-
     fun watch(queue: WaiterQueue, thresholdNanos: Long) {
-        val ref = WeakReference(queue)
         val period = (thresholdNanos / 4).coerceIn(TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1))
-        val task = Task(ref, thresholdNanos)
-        task.future = executor.scheduleWithFixedDelay(task, period, period, TimeUnit.NANOSECONDS)
+        DiagnosticsThread.watch(queue, period, "the long-hold watch") { q ->
+            q.withObserver { o, _ -> o?.collectLongHolds(thresholdNanos) } // delivered by the unlock (O2)
+        }
     }
 
     /** How many primitives are watched now (for the tests of the bound). */
-    fun watched(): Int = executor.queue.size
-
-    private class Task(private val ref: WeakReference<WaiterQueue>, private val thresholdNanos: Long) : Runnable {
-        @Volatile
-        var future: ScheduledFuture<*>? = null
-
-        override fun run() {
-            val q = ref.get()
-            if (q == null) {
-                future?.cancel(false)
-                return
-            }
-            try {
-                q.withObserver { o, _ -> o?.collectLongHolds(thresholdNanos) } // delivered by the unlock (O2)
-            } catch (t: Throwable) {
-                Observer.LOG.log(System.Logger.Level.WARNING, "the long-hold watch failed once; it goes on", t)
-            }
-        }
-    }
+    fun watched(): Int = DiagnosticsThread.executor.queue.size
 }
