@@ -89,6 +89,62 @@ class WaiterQueueSpec : FunSpec({
         q.availablePermits shouldBe 1
     }
 
+    /** Holds [q]'s engine lock on a thread (a grantee told of its grant under the lock) until the returned latch opens. */
+    fun holdEngineLock(q: WaiterQueue): Pair<Thread, CountDownLatch> {
+        val inside = CountDownLatch(1)
+        val leave = CountDownLatch(1)
+        val holding = object : Grantee {
+            override val queue: WaiterQueue get() = q
+
+            override fun granted(w: PermitWaiter) {
+                inside.countDown()
+                leave.await()
+            }
+            override fun handBack(w: PermitWaiter) = w.queue.release(w.permits)
+        }
+        val holder = thread(isDaemon = true) { q.enqueue(RecordingWaiter(q, 1, grantee = holding)) }
+        inside.await()
+        return holder to leave
+    }
+
+    fun awaitParked(vararg threads: Thread) {
+        val deadline = System.nanoTime() + 10_000_000_000L
+        while (threads.any { it.state != Thread.State.WAITING } && System.nanoTime() < deadline) Thread.sleep(1)
+        threads.map { it.state }.toSet() shouldBe setOf(Thread.State.WAITING)
+    }
+
+    test("each unlock wakes one parked thread, and every parked thread gets the lock in turn (Platform.kt P1-P3)") {
+        val q = queueOf(4)
+        val (holder, leave) = holdEngineLock(q)
+        val done = AtomicInteger()
+        val others = List(6) { thread(isDaemon = true) { q.readLocked { _, _ -> done.incrementAndGet() } } }
+        awaitParked(*others.toTypedArray())
+        done.get() shouldBe 0
+        leave.countDown()
+        holder.join(10_000)
+        others.forEach { it.join(10_000) }
+        others.count { it.isAlive } shouldBe 0
+        done.get() shouldBe 6
+        q.availablePermits shouldBe 3
+    }
+
+    test("an interrupted thread parks on the engine's lock like the others and keeps its interrupt (Platform.kt P4)") {
+        val q = queueOf(1)
+        val (holder, leave) = holdEngineLock(q)
+        val stillInterrupted = AtomicInteger(-1)
+        val interrupted = thread(isDaemon = true) {
+            Thread.currentThread().interrupt()
+            q.readLocked { _, _ -> }
+            stillInterrupted.set(if (Thread.currentThread().isInterrupted) 1 else 0)
+        }
+        awaitParked(interrupted) // parked, not spinning with its interrupt set
+        leave.countDown()
+        holder.join(10_000)
+        interrupted.join(10_000)
+        interrupted.isAlive shouldBe false
+        stillInterrupted.get() shouldBe 1
+    }
+
     test("enqueue grants at once when free and nobody waits (no callback), else queues") {
         val q = queueOf(2)
         val a = RecordingWaiter(q, 2)

@@ -14,6 +14,7 @@
  */
 package dev.semaphore.internal
 
+import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.atomic.AtomicLongFieldUpdater
 import java.util.concurrent.atomic.AtomicReference
@@ -38,11 +39,11 @@ internal abstract class AtomicStateCell(initial: Long) {
 
     /**
      * The unlock: sets the word to [update] (a volatile write, so that it is ordered before the look
-     * at the parked threads that follows) and wakes the threads parked in [parkWhileLocked], if any.
+     * at the parked threads that follows) and wakes one of the threads parked in [parkWhileLocked], if any.
      */
     internal fun unlockStore(update: Long) {
         word = update
-        parking?.wakeAll()
+        parking?.wakeOne()
     }
 
     @Volatile
@@ -128,41 +129,65 @@ internal abstract class StatusCell {
 }
 
 /**
- * Where the threads that wait for a locked word park (made on the first need): a stack of parked
- * threads, emptied and unparked by each unlock that finds it non-empty. The stack and the word form a
- * Dekker pair: a parker pushes itself and then reads the word; the unlocker writes the word and then
- * takes the stack. Both are volatile, so at least one sees the other's write: either the parker sees
- * the word unlocked and does not park, or the unlocker takes the parker and unparks it. An unpark that
- * comes before the park only makes the park return at once (LockSupport's permit); a parker whose node
- * stays in the stack after it left gets one spurious unpark later, which every park tolerates. An
- * interrupted thread's park returns at once, so it spins until the unlock, its interrupt still set.
+ * Where the threads that wait for a locked word park (made on the first need): a line of parked
+ * threads, from which each unlock wakes one, oldest first. The rules:
+ * P1  The line and the word form a Dekker pair: a parker joins the line and then reads the word; the
+ *     unlocker writes the word and then reads the line. Both are volatile, so at least one sees the
+ *     other's write: either the parker sees the word unlocked and does not park, or the unlocker finds
+ *     a node to wake.
+ * P2  A node is WAITING until exactly one CAS moves it: to WOKEN by the unlocker that pops it (which
+ *     then unparks its thread), or to LEFT by its own thread when that one stops waiting unwoken. An
+ *     unlock takes nodes until it wakes one that was WAITING (or the line is empty), so LEFT nodes never
+ *     take a wake from a parked thread, and they leave the line by the next unlocks.
+ * P3  One wake per unlock is enough: the woken thread tries the lock again, so while threads are parked
+ *     some thread is on its way to the lock, and its unlock wakes the next one. (Waking every parked
+ *     thread at each unlock made them all race for the lock and all but one park again.)
+ * P4  An interrupt does not end the wait: the interrupt status is cleared while parking (a park returns at
+ *     once while it is set) and set again before returning, so an interrupted thread sleeps like the others.
+ * An unpark that comes before the park only makes the park return at once (LockSupport's permit), which
+ * every park here tolerates: it looks at its node and the word again.
  */
 private class LockParking {
-    private class Parked(val thread: Thread, val next: Parked?) {
+    private class Parked(val thread: Thread) {
         @Volatile
-        var woken = false
+        var state: Int = WAITING
+
+        fun move(from: Int, to: Int): Boolean = STATE.compareAndSet(this, from, to)
+
+        private companion object {
+            val STATE: AtomicIntegerFieldUpdater<Parked> = AtomicIntegerFieldUpdater.newUpdater(Parked::class.java, "state")
+        }
     }
 
-    private val top = AtomicReference<Parked?>(null)
+    private val line = ConcurrentLinkedQueue<Parked>()
 
     fun parkWhile(locked: () -> Boolean) {
-        var t = top.get()
-        var node = Parked(Thread.currentThread(), t)
-        while (!top.compareAndSet(t, node)) {
-            t = top.get()
-            node = Parked(Thread.currentThread(), t)
+        val node = Parked(Thread.currentThread())
+        line.offer(node)
+        var interrupted = false
+        while (node.state == WAITING && locked()) { // P1: the word is read after joining
+            LockSupport.park(this)
+            if (Thread.interrupted()) interrupted = true // P4
         }
-        while (!node.woken && locked()) LockSupport.park(this)
+        node.move(WAITING, LEFT) // P2: fails only if an unlocker woke it meanwhile
+        if (interrupted) Thread.currentThread().interrupt()
     }
 
-    fun wakeAll() {
-        if (top.get() == null) return
-        var p = top.getAndSet(null)
-        while (p != null) {
-            p.woken = true
-            LockSupport.unpark(p.thread)
-            p = p.next
+    /** P1-P3: wakes one parked thread, if any. */
+    fun wakeOne() {
+        while (true) {
+            val n = line.poll() ?: return
+            if (n.move(WAITING, WOKEN)) {
+                LockSupport.unpark(n.thread)
+                return
+            }
         }
+    }
+
+    private companion object {
+        const val WAITING = 0
+        const val WOKEN = 1
+        const val LEFT = 2
     }
 }
 
