@@ -2,8 +2,8 @@
 # Builds the benchmarks jar, runs every JMH benchmark (ours and the peers in the same run), the
 # memory-per-waiter probe, and writes docs/benchmarks.md + docs/benchmarks-ratios.png.
 #
-#   semaphore-benchmarks/run.sh quick   # about 7 minutes on 2 cores: 1 fork, short iterations, fewer params
-#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 60 minutes on 2 cores), then
+#   semaphore-benchmarks/run.sh quick   # about 10 minutes on 2 cores: 1 fork, short iterations, fewer params
+#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 75 minutes on 2 cores), then
 #                                       # each group where a peer is faster again (about a minute per group)
 #   semaphore-benchmarks/run.sh smoke   # about 4 minutes: checks that everything runs; figures meaningless
 #   semaphore-benchmarks/run.sh distributed   # about 20 minutes: semaphore-redis vs Redisson (a local redis-server);
@@ -291,12 +291,12 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 
-echo "== uncontended, Kotlin (direct calls and through a one-method interface) and Java (with -prof gc)"
-java -jar "$jar" 'dev.semaphore.benchmarks.((Java)?UncontendedBenchmark|UncontendedInterfaceBenchmark)' "${common[@]}" -prof gc \
+echo "== uncontended, Kotlin (direct calls, through a one-method interface, in users' call shapes) and Java (with -prof gc)"
+java -jar "$jar" 'dev.semaphore.benchmarks.((Java)?UncontendedBenchmark|UncontendedInterfaceBenchmark|CallShapesBenchmark)' "${common[@]}" -prof gc \
   -rf json -rff "$out/uncontended.json"
 
-echo "== contended, hand-over, priority, Java futures"
-java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|HandoffBenchmark|EngineStepBenchmark|PriorityBenchmark|FuturesContendedBenchmark)' \
+echo "== contended, hand-over, priority, Java futures, many threads"
+java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|HandoffBenchmark|EngineStepBenchmark|PriorityBenchmark|FuturesContendedBenchmark|ThreadsBenchmark|ThreadsSuspendingBenchmark)' \
   "${common[@]}" ${contended[@]+"${contended[@]}"} -rf json -rff "$out/contended.json"
 
 run_readwrite

@@ -97,6 +97,27 @@ public object Workloads {
     }
 
     /**
+     * One platform thread's share of a [ThreadsBenchmark] run with a suspending primitive: [sections]
+     * sections in the thread's own runBlocking (its event loop parks the thread while it waits), the
+     * work as in [contended]. Returns the work's digest.
+     */
+    @JvmStatic
+    public fun sectionsInRunBlocking(permits: SuspendPermits, caller: Int, sections: Int, workInside: Int, workOutside: Int): Long =
+        runBlocking {
+            var x = seed(caller)
+            repeat(sections) {
+                x = geometricWork(x, workOutside)
+                permits.acquire(caller)
+                try {
+                    x = geometricWork(x, workInside)
+                } finally {
+                    permits.release()
+                }
+            }
+            x
+        }
+
+    /**
      * Two coroutines on runBlocking's single thread strictly alternate [iterations] acquire/release steps
      * on a one-permit [permits] that starts held (so both queue before the first hand-over). Returns the
      * number of steps.

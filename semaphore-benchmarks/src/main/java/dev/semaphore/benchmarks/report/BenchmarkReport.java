@@ -98,6 +98,13 @@ public final class BenchmarkReport {
                 + "kotlinx's paid up to about 1 ns more per try cycle in this shape. Our fast acquire is now one compare "
                 + "of the word and a CAS, as short as kotlinx's. Both shapes are measured in every run so that one "
                 + "harness shape cannot hide a difference; the table after the ratios puts them side by side.");
+        SECTIONS.put("CallShapesBenchmark", "The uncontended cycle and the hand-off in the call shapes users write "
+                + "(issue 30; CallShapes.kt), ours and kotlinx's Semaphore behind the same code, a new semaphore each "
+                + "iteration: `interface*` call through a three-method interface with a one-line wrapper class per "
+                + "implementation (`interfaceTry`: tryAcquire + release; `interfaceRunBlocking`: runBlocking { repeat "
+                + "{ acquire(); release() } }; `interfaceLaunch`: the same loop in a launched coroutine; `interfaceLambda`: "
+                + "through a suspend lambda; `interfaceHandoff`: one permit handed between two coroutines), `field*` call "
+                + "the primitive in a field of another class. Per-operation figures.");
         SECTIONS.put("ContendedBenchmark", "Contended throughput (shape of kotlinx.coroutines' SemaphoreBenchmark): "
                 + "`sections` critical sections split over `coroutines` coroutines, geometric work of mean 50 inside "
                 + "and outside the section, on Dispatchers.Default or a fixed pool of 2 threads. Time for all sections.\n\n"
@@ -159,6 +166,11 @@ public final class BenchmarkReport {
                 + "340 bytes of bytecode, above HotSpot's 325-byte limit for inlining a hot method (`FreqInlineSize`, "
                 + "seen with `-XX:+PrintInlining`), so every acquire was a real call. Its granted-at-once part is now "
                 + "inline and small and the queued part out of line, so the whole uncontended acquire inlines.");
+        SECTIONS.put("ThreadsBenchmark", "More platform threads than cores on one semaphore (issue 30: the engine's "
+                + "lock with many threads): `threads` threads of a fixed pool share 20,000 sections (geometric work of mean "
+                + "50 outside and inside), blocking: our AsyncSemaphore.acquireBlocking() vs the JDK's fair Semaphore.");
+        SECTIONS.put("ThreadsSuspendingBenchmark", "The workload of ThreadsBenchmark with each thread in its own "
+                + "runBlocking: our Semaphore vs kotlinx's.");
         SECTIONS.put("FuturesContendedBenchmark", "Java futures under contention: tasks on an executor acquire "
                 + "through futures, work, release: our AsyncSemaphore vs IBM FairAsyncSemaphore vs "
                 + "java.util.concurrent.Semaphore (fair) with blocking threads. The futures' tasks run on a pool of 2 "
