@@ -389,7 +389,7 @@ internal open class WaiterQueue(
                     cancelledCount++
                     OFFER_NOT_GRANTED
                 } else {
-                    order.add(waiter, priority, now)
+                    order.add(waiter, priority, now, wAvail)
                     queuedPermits += waiter.permits
                     wObs?.queued(waiter, priority)
                     waiter.setStatus(PermitWaiter.QUEUED)
