@@ -32,7 +32,8 @@ public enum class ReadWritePolicy {
      *    the reader waits for the first of them to be granted (*no newcomer joins a read phase while a
      *    writer waits*), then for that writer's write phase to end; an upgradable reader's grant lets
      *    it in at once, beside it. If the ones it waits for leave the line (cancelled, timed out) and no
-     *    writer or upgradable reader waits any more, it is granted as soon as it fits.
+     *    writer or upgradable reader waits any more, it waits for no writer: it is granted as soon as it
+     *    fits, before any writer that comes later.
      * 3. **A writer never starves.** Between two writers or upgradable readers granted from the line, at
      *    most one batch of readers is admitted, and that batch is closed when it starts: readers that come
      *    later wait for the next writer in line. So a writer waits for the holds taken before it queued,

@@ -50,9 +50,14 @@ internal class PhaseFairOrder(
                 w.slot = UPGRADE
             }
             w.permits == 1 -> {
-                // PF2: a reader that starts the readers' line sets the turn; one joining it keeps the
-                // turn of those ahead of it (OPEN: the coming batch; CLOSED or WRITERS: after the writer).
-                if (readers.isEmpty()) turn = if (exclusive.isEmpty() || writeHeld(available)) OPEN else WRITERS
+                // PF2: a reader that starts the readers' line sets the turn.
+                if (readers.isEmpty()) {
+                    turn = if (exclusive.isEmpty() || writeHeld(available)) OPEN else WRITERS
+                } else if (exclusive.isEmpty()) {
+                    if (turn == CLOSED) batchTail = w // no writer waits: it joins the batch being granted
+                } else if (turn == OPEN && !writeHeld(available)) {
+                    closeBatch() // a read phase with a writer waiting: the batch is those ahead of it
+                }
                 readers.linkLast(w)
                 w.slot = readers
             }
@@ -91,7 +96,12 @@ internal class PhaseFairOrder(
     override fun remove(w: PermitWaiter) {
         when (val line = w.slot) {
             UPGRADE -> upgrade = null
-            exclusive -> exclusive.unlink(w)
+            exclusive -> {
+                exclusive.unlink(w)
+                if (exclusive.isEmpty() && !readers.isEmpty()) { // PF2: nobody to wait for any more
+                    if (turn == CLOSED) batchTail = readers.tail else turn = OPEN
+                }
+            }
             else -> {
                 check(line === readers) { "not a queued waiter of this order" }
                 if (w === batchTail) { // PF1: the batch now ends one earlier, or has ended

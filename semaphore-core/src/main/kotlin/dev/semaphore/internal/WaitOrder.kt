@@ -28,7 +28,13 @@
  *   PF2 A reader that joins an empty readers' line sets the turn: OPEN if the exclusive line is empty or
  *       the write hold is taken (no permit available and no plain read recorded: the front-end's check,
  *       made under the queue's lock), else WRITERS (readers hold the lock and an exclusive request waits:
- *       this reader waits for that one's turn). A reader joining a non-empty readers' line keeps the turn.
+ *       this reader waits for that one's turn). One that joins a non-empty readers' line stands behind
+ *       the readers there and keeps the turn, with two exceptions: while the turn is CLOSED and the
+ *       exclusive line is empty, it joins the batch (it becomes its last); while the turn is OPEN, an
+ *       exclusive request waits and the write hold is not taken (readers hold the lock), it closes the
+ *       batch before joining (CLOSED at the reader ahead of it), so it waits for that request's turn.
+ *       When the exclusive line empties because its last request leaves (cancel, timeout), no reader has
+ *       anyone to wait for: a CLOSED batch grows to the whole readers' line, WRITERS becomes OPEN.
  *   PF3 A write granted from the exclusive line, or the upgrade, opens the turn (OPEN): the readers waiting
  *       then, and those that join while that write hold is taken, are the next batch. An upgradable read
  *       granted from the line closes a batch at once of the readers waiting then (it shares the lock with
