@@ -47,6 +47,31 @@ class PhaseFairReadWriteLockSpec : FunSpec({
         }
     }
 
+    context("snapshot") {
+        test("the line reads the same under both policies: the upgrade at priority 1, every other request at 0") {
+            for (policy in ReadWritePolicy.entries) {
+                runTest {
+                    val lock = ReadWriteLock(policy)
+                    lock.lockUpgradableRead()
+                    lock.lockRead()
+                    start { runCatching { lock.lockWrite() } } // failed by the close below
+                    start { runCatching { lock.upgrade() } }
+                    start { runCatching { lock.lockRead() } }
+                    val snapshot = lock.snapshot()
+                    withClue("$policy: $snapshot") {
+                        snapshot.queuedRequests shouldBe 3
+                        snapshot.queuedByPriority shouldBe mapOf(1 to 1, 0 to 2)
+                        snapshot.queuedPermits shouldBe ReadWriteLockImpl.TOTAL.toLong() + 1 +
+                            ((lock as ReadWriteLockImpl).upgradePermits)
+                    }
+                    lock.close()
+                    testScheduler.runCurrent()
+                    lock.queueLength shouldBe 0
+                }
+            }
+        }
+    }
+
     context("1. batches: when a write phase ends, every waiting reader is granted together") {
         test("readers queued before and after a waiting writer, during the write phase, all get in; the writer waits") {
             runTest {

@@ -3,8 +3,8 @@
  * owning WaiterQueue's lock held, so nothing here is thread-safe on its own.
  *
  * Invariants (checked by the tests through WaiterQueue):
- * - A waiter is in at most one WaiterList at a time (FifoOrder's one list, or the Level of its
- *   priority). `prev`/`next` link it to its neighbours; `head.prev == null`, `tail.next == null`.
+ * - A waiter is in at most one WaiterList at a time (FifoOrder's one list, the Level of its
+ *   priority, or PhaseFairOrder's readers' or exclusive line; PhaseFairOrder's upgrade is in none). `prev`/`next` link it to its neighbours; `head.prev == null`, `tail.next == null`.
  * - Link, unlink and the size count are O(1); nothing walks a list to find a waiter.
  * - FifoOrder: one list; the head is the longest-waiting waiter.
  * - PriorityOrder: one non-empty Level (a WaiterList) per priority in use, found by a hash map, and a
