@@ -56,8 +56,8 @@ public enum class ReadWritePolicy {
      *    or upgradable reader waits (2), else they wait for that one.
      *
      * Limit: at most 2^30 read holds at once (2^29 - 1 beside the upgradable read). A batch larger than
-     * that is granted as read holds end, before the next writer; readers that come meanwhile are not part
-     * of it (3).
+     * that is granted as read holds end, before the next writer; readers that come meanwhile join it only
+     * while no writer or upgradable reader waits (3).
      */
     PHASE_FAIR,
 }
