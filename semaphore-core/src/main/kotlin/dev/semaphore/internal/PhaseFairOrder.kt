@@ -15,8 +15,7 @@ package dev.semaphore.internal
  * lines is served next (WaitOrder.kt, PF1-PF4).
  *
  * [writePermits] is N, what a write asks. [writeHeld] is asked under the queue's lock, with the permits
- * available at that instant, when a reader joins an empty readers' line: true if the write hold is taken
- * (PF2).
+ * available at that instant, when a reader joins the readers' line: true if the write hold is taken (PF2).
  */
 internal class PhaseFairOrder(
     private val writePermits: Int,
