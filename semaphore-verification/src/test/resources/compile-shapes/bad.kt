@@ -2,8 +2,11 @@
 // compile with an error whose message contains the comment's text; nothing else in this file may fail.
 package shapes
 
+import dev.semaphore.Diagnostics
 import dev.semaphore.Lock
 import dev.semaphore.PrioritySemaphore
+import dev.semaphore.ReadWriteLock
+import dev.semaphore.ReadWritePolicy
 import dev.semaphore.Semaphore
 import dev.semaphore.bridge.JavaBridge
 import dev.semaphore.withLock
@@ -41,4 +44,9 @@ suspend fun oldPriorityOrder(pool: PrioritySemaphore) {
 // The Java module's bridge is not Kotlin API: using it needs an opt-in that says so.
 fun bridge(semaphore: Semaphore) {
     JavaBridge.tryAcquire(semaphore, 1, 0) // ERROR: For the library's own Java front-end
+}
+
+// The policy comes first: a Diagnostics in its place is not taken for it.
+fun policyAfterDiagnostics() {
+    ReadWriteLock(Diagnostics(name = "cache"), ReadWritePolicy.PHASE_FAIR) // ERROR: but 'ReadWritePolicy' was expected
 }

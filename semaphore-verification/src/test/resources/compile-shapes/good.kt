@@ -1,9 +1,11 @@
 // The shapes the documentation shows, as a user writes them from memory: every line must compile.
 package shapes
 
+import dev.semaphore.Diagnostics
 import dev.semaphore.Lock
 import dev.semaphore.PrioritySemaphore
 import dev.semaphore.ReadWriteLock
+import dev.semaphore.ReadWritePolicy
 import dev.semaphore.Semaphore
 import dev.semaphore.withLock
 import dev.semaphore.withPermit
@@ -67,3 +69,14 @@ suspend fun readWriteShapes(lock: ReadWriteLock) {
     lock.close(null)
     lock.isClosed
 }
+
+// The read-write lock's factory, with and without a policy: the Diagnostics-only calls keep compiling.
+fun readWritePolicies(): List<ReadWriteLock> = listOf(
+    ReadWriteLock(),
+    ReadWriteLock(Diagnostics(name = "fifo")),
+    ReadWriteLock(diagnostics = Diagnostics(name = "fifo")),
+    ReadWriteLock(ReadWritePolicy.PHASE_FAIR),
+    ReadWriteLock(ReadWritePolicy.PHASE_FAIR, Diagnostics(name = "cache")),
+    ReadWriteLock(policy = ReadWritePolicy.PHASE_FAIR, diagnostics = Diagnostics(name = "cache")),
+    ReadWriteLock(diagnostics = Diagnostics(name = "cache"), policy = ReadWritePolicy.PHASE_FAIR),
+)

@@ -20,6 +20,9 @@
  * included, and it never gives back the upgradable read's U permits on the way.
  * Limits: at most N = 2^30 read holds at once, 2^29 - 1 beside the upgradable read; a reader beyond
  * that waits in line until a read hold ends.
+ * ReadWritePolicy.PHASE_FAIR: the same encoding and the same rules RW1-RW5, served in a PhaseFairOrder
+ * instead (WaitOrder.kt, PF1-PF4): a readers' line, an exclusive line and the upgrade; its one check on
+ * this file's state is writeHeld (PF2).
  *
  * Why the holds are kept here and not read off the engine's count: the count cannot tell a write
  * hold (N) from an upgradable read plus 2^29 - 1 reads (also N), and a release cannot check which
@@ -60,6 +63,7 @@ package dev.semaphore
 import dev.semaphore.internal.AtomicStateCell
 import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
+import dev.semaphore.internal.PhaseFairOrder
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
@@ -81,10 +85,13 @@ import kotlin.time.TimeSource
  * A fair, suspending read-write lock: many readers or one writer, with downgrade and one upgradable
  * reader at a time.
  *
- * - **Strict FIFO**: readers, writers and upgradable readers stand in one line. The readers that are
- *   consecutive at the head of the line are granted together; a queued writer makes every request
- *   after it wait, readers included. So writers are not starved by a stream of readers, and readers
- *   are not starved by writers.
+ * - **Strict FIFO** (the default [policy], [ReadWritePolicy.FIFO]): readers, writers and upgradable
+ *   readers stand in one line. The readers that are consecutive at the head of the line are granted
+ *   together; a queued writer makes every request after it wait, readers included. So writers are not
+ *   starved by a stream of readers, and readers are not starved by writers.
+ *   [ReadWritePolicy.PHASE_FAIR], chosen at creation, admits every waiting reader together when a write
+ *   ends, then the next writer; its guarantees are listed there. The rest of this page holds for both
+ *   policies, except where it says "the line" for FIFO's one line: read it there as the policy's order.
  * - **No barging**: the `try` forms succeed only if the request would be served now with nobody
  *   ahead of it in the line.
  * - **Cancellation-safe**: a waiter cancelled (or timed out) while queued leaves the line at once, and
@@ -114,6 +121,9 @@ import kotlin.time.TimeSource
  * Create one with the [ReadWriteLock] factory function.
  */
 public interface ReadWriteLock : Inspectable {
+    /** The order this lock serves its waiters in, chosen at creation. */
+    public val policy: ReadWritePolicy
+
     /** The read holds right now, the upgradable read counting as one (a snapshot). */
     public val readHolds: Int
 
@@ -183,7 +193,8 @@ public interface ReadWriteLock : Inspectable {
     /**
      * Turns the write hold into a read hold, atomically: no other writer can get in between. Then the
      * readers (and an upgradable reader) now at the head of the line are granted; a writer first in
-     * line keeps waiting, and so do all requests behind it (FIFO). Never suspends. End the read hold
+     * line keeps waiting, and so do all requests behind it (FIFO; with [ReadWritePolicy.PHASE_FAIR],
+     * every waiting reader is granted, before the next writer). Never suspends. End the read hold
      * with [unlockRead].
      * @throws IllegalStateException if the write hold is not taken; nothing changes.
      */
@@ -246,10 +257,18 @@ public interface ReadWriteLock : Inspectable {
     public fun close(cause: Throwable? = null)
 }
 
-/** Creates a [ReadWriteLock], with nothing held. */
+/** Creates a [ReadWriteLock] with the [ReadWritePolicy.FIFO] policy, with nothing held. */
 @JvmOverloads
 public fun ReadWriteLock(diagnostics: Diagnostics = Diagnostics.NONE): ReadWriteLock =
     ReadWriteLockImpl(ReadWriteLockImpl.TOTAL, diagnostics)
+
+/**
+ * Creates a [ReadWriteLock] that serves its waiters by [policy], with nothing held:
+ * `ReadWriteLock(ReadWritePolicy.PHASE_FAIR)`, or `ReadWriteLock(ReadWritePolicy.PHASE_FAIR, Diagnostics(name = "cache"))`.
+ */
+@JvmOverloads
+public fun ReadWriteLock(policy: ReadWritePolicy, diagnostics: Diagnostics = Diagnostics.NONE): ReadWriteLock =
+    ReadWriteLockImpl(ReadWriteLockImpl.TOTAL, diagnostics, policy)
 
 /**
  * Takes a read hold, runs [action] and ends the hold, however [action] ends (returns, throws or is
@@ -324,6 +343,7 @@ public suspend inline fun <T> ReadWriteLock.withUpgradableReadLock(action: () ->
 internal class ReadWriteLockImpl(
     internal val total: Int,
     private val diagnostics: Diagnostics = Diagnostics.NONE,
+    override val policy: ReadWritePolicy = ReadWritePolicy.FIFO,
 ) : ReadWriteLock, WaiterQueueOwner {
     init {
         require(total >= 4 && total % 2 == 0) { "the total must be even and at least 4, was $total" }
@@ -337,7 +357,11 @@ internal class ReadWriteLockImpl(
     /** What an upgrade adds to the upgradable read's permits to make a write hold. */
     internal val upgradePermits = total - upgradablePermits
 
-    override val waiterQueue: WaiterQueue = WaiterQueue.priority(total, null, TimeSource.Monotonic)
+    override val waiterQueue: WaiterQueue = when (policy) {
+        ReadWritePolicy.FIFO -> WaiterQueue.priority(total, null, TimeSource.Monotonic)
+        // PF2: under the queue's lock, no permit free and no plain read recorded is the write hold.
+        ReadWritePolicy.PHASE_FAIR -> WaiterQueue(total, PhaseFairOrder(total) { it == 0 && holds.load() and READS == 0L })
+    }
 
     private val holds = HoldsWord()
 
@@ -495,7 +519,9 @@ internal class ReadWriteLockImpl(
         }
     }
 
-    override fun toString(): String = "ReadWriteLock(${describe(holds.load())}, queueLength=$queueLength)"
+    override fun toString(): String =
+        "ReadWriteLock(${describe(holds.load())}, queueLength=$queueLength" +
+            (if (policy == ReadWritePolicy.FIFO) ")" else ", policy=$policy)")
 
     // ---- the try forms (RW3) ----
 

@@ -3,8 +3,8 @@
  * owning WaiterQueue's lock held, so nothing here is thread-safe on its own.
  *
  * Invariants (checked by the tests through WaiterQueue):
- * - A waiter is in at most one WaiterList at a time (FifoOrder's one list, or the Level of its
- *   priority). `prev`/`next` link it to its neighbours; `head.prev == null`, `tail.next == null`.
+ * - A waiter is in at most one WaiterList at a time (FifoOrder's one list, the Level of its
+ *   priority, or PhaseFairOrder's readers' or exclusive line; PhaseFairOrder's upgrade is in none). `prev`/`next` link it to its neighbours; `head.prev == null`, `tail.next == null`.
  * - Link, unlink and the size count are O(1); nothing walks a list to find a waiter.
  * - FifoOrder: one list; the head is the longest-waiting waiter.
  * - PriorityOrder: one non-empty Level (a WaiterList) per priority in use, found by a hash map, and a
@@ -17,6 +17,35 @@
  *   (p1 - p2) * aging > t1 - t2, where t is the enqueue time. The order between two waiters therefore
  *   never changes while they wait, so a heap keyed on enqueue data stays valid without re-sorting.
  *   Ties go to the older waiter (FIFO), then to the higher base priority.
+ * - PhaseFairOrder (PhaseFairOrder.kt; ReadWriteLock's PHASE_FAIR policy): the upgrade (at most one), a
+ *   readers' line (requests of 1 permit) and an exclusive line (writes and upgradable reads), each FIFO,
+ *   and a turn, WRITERS, OPEN or CLOSED. peek() is the upgrade; else, unless the turn is WRITERS, the
+ *   readers' head; else the exclusive head, else the readers' head. All steps are O(1).
+ *   PF1 The batch. A reader granted from the line while the turn is not CLOSED closes the batch at the
+ *       reader then last in the readers' line (CLOSED): the readers waiting at that instant are the
+ *       batch, and readers that join later stand after it. When the batch's last reader is granted, or
+ *       leaves the line as the last of the batch still queued, the turn becomes WRITERS.
+ *   PF2 A reader that joins an empty readers' line sets the turn: OPEN if the exclusive line is empty or
+ *       the write hold is taken (no permit available and no plain read recorded: the front-end's check,
+ *       made under the queue's lock), else WRITERS (readers hold the lock and an exclusive request waits:
+ *       this reader waits for that one's turn). One that joins a non-empty readers' line stands behind
+ *       the readers there and keeps the turn, with two exceptions: while the turn is CLOSED and the
+ *       exclusive line is empty, it joins the batch (it becomes its last); while the turn is OPEN, an
+ *       exclusive request waits and the write hold is not taken (readers hold the lock), it closes the
+ *       batch before joining (CLOSED at the reader ahead of it), so it waits for that request's turn.
+ *       When the exclusive line empties because its last request leaves (cancel, timeout), no reader has
+ *       anyone to wait for: a CLOSED batch grows to the whole readers' line, WRITERS becomes OPEN.
+ *   PF3 A write granted from the exclusive line, or the upgrade, opens the turn (OPEN): the readers waiting
+ *       then, and those that join while that write hold is taken, are the next batch. An upgradable read
+ *       granted from the line closes a batch at once of the readers waiting then (it shares the lock with
+ *       them), or sets WRITERS if none waits.
+ *   PF4 Newcomers (I4): the upgrade leads unless one is queued; any other request only if nobody waits.
+ *   Hence: while the write hold is taken, the turn is OPEN or the readers' line is empty (a write is
+ *   granted from the line, PF3, or to a newcomer, when nobody waits, PF4, and a reader joining during it
+ *   sees it, PF2); so when it ends, I5 grants every waiting reader before the next exclusive request, and
+ *   after that batch the exclusive line's head is served before any reader that came later (PF1). An add
+ *   never makes the head a request that fits (I5 at rest): a turn set by PF2 is OPEN only when the
+ *   readers' head was the head anyway (exclusive line empty) or nothing fits (no permit available).
  */
 package dev.semaphore.internal
 
@@ -68,8 +97,11 @@ internal sealed interface WaitOrder {
     /** The waiter to serve next, or null if none waits. */
     fun peek(): PermitWaiter?
 
-    /** Queues [w] with [priority], stamped with [now] (nanoseconds on the queue's clock, used only for aging). */
-    fun add(w: PermitWaiter, priority: Int, now: Long)
+    /**
+     * Queues [w] with [priority], stamped with [now] (nanoseconds on the queue's clock, used only for
+     * aging), when [available] permits are free (read only by PhaseFairOrder, PF2).
+     */
+    fun add(w: PermitWaiter, priority: Int, now: Long, available: Int)
 
     /** Removes [w], which must be queued here. */
     fun remove(w: PermitWaiter)
@@ -97,7 +129,7 @@ internal sealed interface WaitOrder {
 internal class FifoOrder : WaiterList(), WaitOrder {
     override fun peek(): PermitWaiter? = head
 
-    override fun add(w: PermitWaiter, priority: Int, now: Long) = linkLast(w)
+    override fun add(w: PermitWaiter, priority: Int, now: Long, available: Int) = linkLast(w)
 
     override fun remove(w: PermitWaiter) = unlink(w)
 
@@ -132,7 +164,7 @@ internal class PriorityOrder(private val agingNanos: Long) : WaitOrder {
 
     override fun peek(): PermitWaiter? = if (heapSize == 0) null else heap[0]!!.head
 
-    override fun add(w: PermitWaiter, priority: Int, now: Long) {
+    override fun add(w: PermitWaiter, priority: Int, now: Long, available: Int) {
         var level = levels[priority]
         val isNew = level == null
         if (level == null) {

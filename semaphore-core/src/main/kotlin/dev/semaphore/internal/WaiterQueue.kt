@@ -170,9 +170,9 @@ internal abstract class PermitWaiter(
 
     /**
      * One reference whose meaning follows the status (one field instead of three keeps a waiter
-     * small): while QUEUED in a PriorityOrder, what the order keeps for it (its level, and with aging
-     * its enqueue time); between a successful claim and onGranted, whatever the subclass keeps for its
-     * claim (W1); once FAILED, the failure.
+     * small): while QUEUED in a PriorityOrder or a PhaseFairOrder, what the order keeps for it (its line,
+     * or its level and with aging its enqueue time); between a successful claim and onGranted, whatever
+     * the subclass keeps for its claim (W1); once FAILED, the failure.
      */
     var slot: Any? = null
 
@@ -390,7 +390,7 @@ internal open class WaiterQueue(
                     cancelledCount++
                     OFFER_NOT_GRANTED
                 } else {
-                    order.add(waiter, priority, now)
+                    order.add(waiter, priority, now, wAvail)
                     queuedPermits += waiter.permits
                     wObs?.queued(waiter, priority)
                     waiter.setStatus(PermitWaiter.QUEUED)

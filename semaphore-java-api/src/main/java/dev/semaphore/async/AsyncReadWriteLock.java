@@ -5,6 +5,7 @@ import static dev.semaphore.bridge.JavaBridge.NO_TIMEOUT;
 import dev.semaphore.Diagnostics;
 import dev.semaphore.ReadWriteLock;
 import dev.semaphore.ReadWriteLockKt;
+import dev.semaphore.ReadWritePolicy;
 import dev.semaphore.bridge.HoldKind;
 import dev.semaphore.bridge.JavaBridge;
 import java.time.Duration;
@@ -20,7 +21,9 @@ import org.jspecify.annotations.Nullable;
  * is a view of a Kotlin {@link ReadWriteLock}: readers, writers and upgradable readers, whether
  * coroutines, futures or blocked threads, stand in one FIFO line, under the
  * <a href="package-summary.html#fairness">rules of the package</a>; a queued writer makes the readers
- * behind it wait, and withdrawing it lets them in.
+ * behind it wait, and withdrawing it lets them in. {@code create(ReadWritePolicy.PHASE_FAIR)} makes a
+ * phase-fair lock instead: when a write ends, every waiting reader is admitted together, then the next
+ * writer ({@link ReadWritePolicy#PHASE_FAIR} lists its guarantees).
  *
  * <p>Each kind of hold (read, write, upgradable read) has the families of {@link AsyncPermitPool}, for
  * one hold: a future ({@code readLock()}), blocking ({@code readLockBlocking()}), the
@@ -67,6 +70,31 @@ public final class AsyncReadWriteLock implements AsyncInspectable {
      */
     public static AsyncReadWriteLock create(Diagnostics diagnostics) {
         return new AsyncReadWriteLock(ReadWriteLockKt.ReadWriteLock(Objects.requireNonNull(diagnostics, "diagnostics")));
+    }
+
+    /**
+     * @param policy the order it serves its waiters in: {@link ReadWritePolicy#FIFO} (what {@link #create()}
+     *     makes) or {@link ReadWritePolicy#PHASE_FAIR} (every waiting reader admitted together when a write
+     *     ends, then the next writer; its guarantees are listed on the constant)
+     * @return a new read-write lock, with nothing held
+     */
+    public static AsyncReadWriteLock create(ReadWritePolicy policy) {
+        return new AsyncReadWriteLock(ReadWriteLockKt.ReadWriteLock(Objects.requireNonNull(policy, "policy"), Diagnostics.NONE));
+    }
+
+    /**
+     * @param policy the order it serves its waiters in (see {@link #create(ReadWritePolicy)})
+     * @param diagnostics what it reports about itself, such as its name: {@code Diagnostics.named("cache")}
+     * @return a new read-write lock, with nothing held
+     */
+    public static AsyncReadWriteLock create(ReadWritePolicy policy, Diagnostics diagnostics) {
+        return new AsyncReadWriteLock(ReadWriteLockKt.ReadWriteLock(
+                Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(diagnostics, "diagnostics")));
+    }
+
+    /** @return the order this lock serves its waiters in, chosen at creation */
+    public ReadWritePolicy policy() {
+        return kotlin.getPolicy();
     }
 
     /**

@@ -344,6 +344,9 @@ class CompileShapesTest {
                     seen.append(", ").append(rw.withReadLock(action).join()).append('/').append(rw.withWriteLock(action).join());
                     seen.append(", queries ").append(List.of(rw.readHolds(), rw.isWriteLocked(), rw.queueLength(), rw.isClosed()));
                     AsyncReadWriteLock.of(rw.asKotlin()).close(null);
+                    AsyncReadWriteLock phaseFair = AsyncReadWriteLock.create(dev.semaphore.ReadWritePolicy.PHASE_FAIR);
+                    AsyncReadWriteLock.create(dev.semaphore.ReadWritePolicy.FIFO, dev.semaphore.Diagnostics.named("fifo")).readLockBlocking().close();
+                    if (phaseFair.policy() != dev.semaphore.ReadWritePolicy.PHASE_FAIR) throw new AssertionError(phaseFair.policy());
                     seen.append(", closed ").append(rw.isClosed());
                     return seen.toString();
                 }

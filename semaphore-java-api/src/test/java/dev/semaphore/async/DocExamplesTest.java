@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.Diagnostics;
+import dev.semaphore.ReadWritePolicy;
 import dev.semaphore.Tracking;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -165,6 +166,22 @@ class DocExamplesTest {
     }
 
     @Test
+    void phaseFair() throws Exception {
+        java.util.Map<String, Integer> table = new java.util.HashMap<>(java.util.Map.of("tea", 3));
+        // example: phase-fair
+        AsyncReadWriteLock prices = AsyncReadWriteLock.create(ReadWritePolicy.PHASE_FAIR);
+        int price = prices.withReadLock(() -> CompletableFuture.completedFuture(table.get("tea"))).join();
+        try (Permit write = prices.writeLockBlocking()) {
+            table.put("tea", price + 1);
+        }
+        // end
+        assertEquals(4, table.get("tea"));
+        assertEquals(ReadWritePolicy.PHASE_FAIR, prices.policy());
+        assertEquals(0, prices.readHolds());
+        assertFalse(prices.isWriteLocked());
+    }
+
+    @Test
     void diagnostics() {
         // example: diagnostics
         AsyncSemaphore db = AsyncSemaphore.create(8, Diagnostics.named("db").withTracking(Tracking.HOLDERS));
@@ -207,13 +224,18 @@ class DocExamplesTest {
     void theDocumentsShowTheseExamplesVerbatim() throws IOException {
         String readme = document("../README.md");
         String topic = document("../docs/diagnostics.md");
+        String readWrite = document("../docs/read-write-lock.md");
         String src = "src/main/java/dev/semaphore/async/";
         List<Example> examples = examples();
-        assertEquals(List.of("semaphore", "give-up", "try", "priority", "lock", "read-write-lock", "diagnostics"),
+        assertEquals(List.of("semaphore", "give-up", "try", "priority", "lock", "read-write-lock", "phase-fair", "diagnostics"),
                 examples.stream().map(Example::name).toList());
         for (Example e : examples) {
             if (e.name().equals("diagnostics")) {
                 assertTrue(topic.contains(e.text()), "diagnostics is not shown as compiled in docs/diagnostics.md");
+                continue;
+            }
+            if (e.name().equals("phase-fair")) {
+                assertTrue(readWrite.contains(e.text()), "phase-fair is not shown as compiled in docs/read-write-lock.md");
                 continue;
             }
             String where = switch (e.name()) {

@@ -27,6 +27,7 @@ package dev.semaphore.verification
 
 import dev.semaphore.ReadWriteLock
 import dev.semaphore.ReadWriteLockImpl
+import dev.semaphore.ReadWritePolicy
 import org.jetbrains.kotlinx.lincheck.annotations.Operation
 import org.jetbrains.kotlinx.lincheck.annotations.Param
 import org.jetbrains.kotlinx.lincheck.annotations.Validate
@@ -39,9 +40,9 @@ import kotlin.time.Duration
 const val WRITE_REQUEST = 1
 const val UPGRADE_REQUEST = 3
 
-/** The operations, shared by the two sizes. */
-abstract class ReadWriteLockOps(total: Int) {
-    private val impl = ReadWriteLockImpl(total)
+/** The operations, shared by the two sizes and the two policies (PhaseFairLincheckTest.kt). */
+abstract class ReadWriteLockOps(total: Int, policy: ReadWritePolicy = ReadWritePolicy.FIFO) {
+    private val impl = ReadWriteLockImpl(total, policy = policy)
     private val lock: ReadWriteLock = impl
     private val shared = SharedJob()
 

@@ -1,5 +1,5 @@
 /*
- * Cancellation storm on ReadWriteLock, on 4 real threads. Workers take read holds (60%), the write
+ * Cancellation storm on ReadWriteLock, on 4 real threads, once per policy (FIFO and PHASE_FAIR). Workers take read holds (60%), the write
  * hold (20%) and the upgradable read (20%), by the suspending call, the try form and the timed form
  * with a real 0..2 ms timeout; an upgradable reader upgrades half of the time (waiting or timed), a
  * writer downgrades a quarter of the time. A third of the workers do it all as a Java caller would,
@@ -22,6 +22,7 @@
 package dev.semaphore.verification
 
 import dev.semaphore.ReadWriteLockImpl
+import dev.semaphore.ReadWritePolicy
 import dev.semaphore.bridge.HoldKind
 import dev.semaphore.bridge.InternalSemaphoreApi
 import dev.semaphore.bridge.JavaBridge
@@ -100,10 +101,16 @@ class ReadWriteLockStressTest {
     }
 
     @Test
-    fun cancellationStorm() = runBlocking {
+    fun cancellationStorm() = storm(ReadWritePolicy.FIFO)
+
+    /** The same storm on a phase-fair lock (PhaseFairOrder: the readers' and the exclusive line, batches). */
+    @Test
+    fun phaseFairCancellationStorm() = storm(ReadWritePolicy.PHASE_FAIR)
+
+    private fun storm(policy: ReadWritePolicy) = runBlocking {
         val workers = 24
         val rounds = 2000 * STRESS_SCALE
-        val lock = ReadWriteLockImpl(ReadWriteLockImpl.TOTAL)
+        val lock = ReadWriteLockImpl(ReadWriteLockImpl.TOTAL, policy = policy)
         val inside = Occupancy()
         val counts = Counts()
         val board = CancelBoard(workers)
@@ -253,7 +260,7 @@ class ReadWriteLockStressTest {
                 counts.tried.get() > 0 && counts.timedOut.get() > 0 && counts.cancelled.get() > 0,
             "RS4: a path was never exercised: $counts",
         )
-        println("ReadWriteLock storm (workers=$workers, rounds=$rounds): $counts, watchdog samples ${dog.checks.get()}")
+        println("ReadWriteLock $policy storm (workers=$workers, rounds=$rounds): $counts, watchdog samples ${dog.checks.get()}")
     }
 }
 
