@@ -321,9 +321,8 @@ internal open class WaiterQueue(
         while (true) {
             val s = load()
             if (s >= need) { // FAST, and available >= permits (I2)
-                val counted = freeAcquired // read before the CAS: a load after it would wait for it
                 if (cas(s, s - need + permits)) { // held + permits <= total: stays in its half
-                    freeAcquired = counted + 1
+                    freeAcquired++
                     return true
                 }
                 continue
