@@ -57,38 +57,6 @@ internal fun onSmallStack(block: () -> Unit): Throwable? {
 
 /** The engine's waiter interface (WaiterQueue.kt, W1..W4), with a bare waiter. */
 class WaiterQueueSpec : FunSpec({
-    test("a thread that finds the engine locked parks, and the unlock wakes it (I3)") {
-        val q = queueOf(1)
-        val inside = CountDownLatch(1)
-        val leave = CountDownLatch(1)
-        // A grantee that holds the engine's lock (it is told of the grant under it) until released.
-        val holding = object : Grantee {
-            override val queue: WaiterQueue get() = q
-
-            override fun granted(w: PermitWaiter) {
-                inside.countDown()
-                leave.await()
-            }
-            override fun handBack(w: PermitWaiter) = w.queue.release(w.permits)
-        }
-        val holder = thread(isDaemon = true) { q.enqueue(RecordingWaiter(q, 1, grantee = holding)) }
-        inside.await()
-        val drained = AtomicInteger(-1)
-        val other = thread(isDaemon = true) { drained.set(q.drainPermits()) } // needs the lock
-        val deadline = System.nanoTime() + 10_000_000_000L
-        while (other.state != Thread.State.WAITING && System.nanoTime() < deadline) Thread.sleep(1)
-        other.state shouldBe Thread.State.WAITING // parked, not spinning
-        drained.get() shouldBe -1
-        leave.countDown()
-        holder.join(10_000)
-        other.join(10_000)
-        other.isAlive shouldBe false
-        drained.get() shouldBe 0 // the holder's grant took the only permit
-        q.availablePermits shouldBe 0
-        q.release(1)
-        q.availablePermits shouldBe 1
-    }
-
     /** Holds [q]'s engine lock on a thread (a grantee told of its grant under the lock) until the returned latch opens. */
     fun holdEngineLock(q: WaiterQueue): Pair<Thread, CountDownLatch> {
         val inside = CountDownLatch(1)
@@ -111,6 +79,23 @@ class WaiterQueueSpec : FunSpec({
         val deadline = System.nanoTime() + 10_000_000_000L
         while (threads.any { it.state != Thread.State.WAITING } && System.nanoTime() < deadline) Thread.sleep(1)
         threads.map { it.state }.toSet() shouldBe setOf(Thread.State.WAITING)
+    }
+
+    test("a thread that finds the engine locked parks, and the unlock wakes it (I3)") {
+        val q = queueOf(1)
+        val (holder, leave) = holdEngineLock(q)
+        val drained = AtomicInteger(-1)
+        val other = thread(isDaemon = true) { drained.set(q.drainPermits()) } // needs the lock
+        awaitParked(other) // parked, not spinning
+        drained.get() shouldBe -1
+        leave.countDown()
+        holder.join(10_000)
+        other.join(10_000)
+        other.isAlive shouldBe false
+        drained.get() shouldBe 0 // the holder's grant took the only permit
+        q.availablePermits shouldBe 0
+        q.release(1)
+        q.availablePermits shouldBe 1
     }
 
     test("each unlock wakes one parked thread, and every parked thread gets the lock in turn (Platform.kt P1-P3)") {

@@ -22,6 +22,7 @@ import kotlinx.coroutines.runBlocking
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.Future
 import java.util.concurrent.atomic.AtomicInteger
+import dev.semaphore.ReadWritePolicy
 import dev.semaphore.ReadWriteLock as OurReadWriteLock
 import kotlinx.coroutines.sync.Mutex as KotlinxMutex
 import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
@@ -123,7 +124,8 @@ public class ExclusionCheck {
 /** Factories for the read-write locks the benchmark compares. */
 public object ReadWritePrimitives {
     /**
-     * "ours": dev.semaphore.ReadWriteLock. "kotlinxMutex": one kotlinx Mutex for reads and writes alike.
+     * "ours": dev.semaphore.ReadWriteLock ("oursPhaseFair": with ReadWritePolicy.PHASE_FAIR; not in the
+     * report's grid yet, run it with -p impl=oursPhaseFair). "kotlinxMutex": one kotlinx Mutex for reads and writes alike.
      * "kotlinxSemaphore": the reader-writer lock built on a kotlinx Semaphore of K = [coroutines] permits
      * (so a reader never waits for other readers): a read takes 1 permit; a write takes a kotlinx Mutex
      * (writers one at a time, so two writers never deadlock holding part of the permits each), then the
@@ -134,11 +136,12 @@ public object ReadWritePrimitives {
     @JvmStatic
     public fun of(impl: String, coroutines: Int): SuspendReadWrite {
         if (impl == "ours") return OursReadWrite(OurReadWriteLock())
+        if (impl == "oursPhaseFair") return OursReadWrite(OurReadWriteLock(ReadWritePolicy.PHASE_FAIR))
         if (impl == "kotlinxMutex") return KotlinxMutexReadWrite(KotlinxMutex())
         if (impl == "kotlinxSemaphore") return KotlinxSemaphoreReadWrite(coroutines)
         val k = impl.removePrefix("kotlinxSemaphore-").toIntOrNull()
         require(impl.startsWith("kotlinxSemaphore-") && k != null && k >= 1) {
-            "unknown read-write impl '$impl' (expected ours, kotlinxMutex, kotlinxSemaphore or kotlinxSemaphore-K with K >= 1)"
+            "unknown read-write impl '$impl' (expected ours, oursPhaseFair, kotlinxMutex, kotlinxSemaphore or kotlinxSemaphore-K with K >= 1)"
         }
         return KotlinxSemaphoreReadWrite(k)
     }
