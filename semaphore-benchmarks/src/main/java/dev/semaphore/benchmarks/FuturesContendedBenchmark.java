@@ -24,7 +24,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -72,20 +71,13 @@ public class FuturesContendedBenchmark {
     /** A fixed pool of 2 threads for the futures, or a cached pool (one thread per task) for juc. */
     @Setup(Level.Trial)
     public void setUp() {
-        AtomicInteger n = new AtomicInteger();
         if (impl.equals("juc")) {
-            pool = Executors.newCachedThreadPool(r -> daemon(r, "bench-juc-" + n.incrementAndGet()));
+            pool = Executors.newCachedThreadPool(ManyThreads.daemons("bench-juc-"));
         } else if (impl.equals("ours") || impl.equals("ibm")) {
-            pool = Executors.newFixedThreadPool(2, r -> daemon(r, "bench-futures-" + n.incrementAndGet()));
+            pool = Executors.newFixedThreadPool(2, ManyThreads.daemons("bench-futures-"));
         } else {
             throw new IllegalArgumentException("unknown impl '" + impl + "' (expected ours, ibm or juc)");
         }
-    }
-
-    private static Thread daemon(Runnable r, String name) {
-        Thread t = new Thread(r, name);
-        t.setDaemon(true);
-        return t;
     }
 
     /** Stops the pool. */

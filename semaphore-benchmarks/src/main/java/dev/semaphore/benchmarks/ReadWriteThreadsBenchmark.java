@@ -11,7 +11,6 @@ package dev.semaphore.benchmarks;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -72,12 +71,7 @@ public class ReadWriteThreadsBenchmark {
         if (workInside < 1 || workOutside < 1) {
             throw new IllegalArgumentException("workInside and workOutside must be >= 1, were " + workInside + " and " + workOutside);
         }
-        AtomicInteger n = new AtomicInteger();
-        pool = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "bench-rw-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        pool = Executors.newFixedThreadPool(threads, ManyThreads.daemons("bench-rw-"));
         kinds = new SectionKinds(sections, readPercent);
     }
 

@@ -78,13 +78,7 @@ public object Workloads {
             launch(dispatcher) {
                 var x = seed(i)
                 repeat(mine) {
-                    x = geometricWork(x, workOutside)
-                    permits.acquire(i)
-                    try {
-                        x = geometricWork(x, workInside)
-                    } finally {
-                        permits.release()
-                    }
+                    x = section(permits, i, x, workInside, workOutside)
                     done[i]++
                 }
                 digest[i] = x
@@ -105,17 +99,25 @@ public object Workloads {
     public fun sectionsInRunBlocking(permits: SuspendPermits, caller: Int, sections: Int, workInside: Int, workOutside: Int): Long =
         runBlocking {
             var x = seed(caller)
-            repeat(sections) {
-                x = geometricWork(x, workOutside)
-                permits.acquire(caller)
-                try {
-                    x = geometricWork(x, workInside)
-                } finally {
-                    permits.release()
-                }
-            }
+            repeat(sections) { x = section(permits, caller, x, workInside, workOutside) }
             x
         }
+
+    /**
+     * One critical section of the contended workloads: work of mean [workOutside] on [state], then of mean
+     * [workInside] while holding a permit of [permits]. Inline, so that it adds no suspend frame (and no
+     * allocation) to the loops that call it.
+     */
+    @Suppress("NOTHING_TO_INLINE")
+    private suspend inline fun section(permits: SuspendPermits, caller: Int, state: Long, workInside: Int, workOutside: Int): Long {
+        val x = geometricWork(state, workOutside)
+        permits.acquire(caller)
+        try {
+            return geometricWork(x, workInside)
+        } finally {
+            permits.release()
+        }
+    }
 
     /**
      * Two coroutines on runBlocking's single thread strictly alternate [iterations] acquire/release steps
