@@ -299,6 +299,10 @@ echo "== contended, hand-over, priority, Java futures, many threads"
 java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|HandoffBenchmark|EngineStepBenchmark|PriorityBenchmark|FuturesContendedBenchmark|ThreadsBenchmark|ThreadsSuspendingBenchmark)' \
   "${common[@]}" ${contended[@]+"${contended[@]}"} -rf json -rff "$out/contended.json"
 
+echo "== contended, on more threads than cores: a fixed pool of 64 threads and Dispatchers.IO"
+java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark)' "${common[@]}" \
+  -p dispatcher=pool64,io -p coroutines=1000 -p permits=1,8 -rf json -rff "$out/oversubscribed.json"
+
 run_readwrite
 
 echo "== cancellation"
@@ -316,7 +320,7 @@ java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.ReadWri
 report=(java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.BenchmarkReport
   --out "$root/docs/benchmarks.md" --chart "$root/docs/benchmarks-ratios.png"
   --memory "$out/memory.json" --run "$run_text")
-results=("$out"/uncontended.json "$out"/contended.json "$out"/cancellation.json)
+results=("$out"/uncontended.json "$out"/contended.json "$out"/oversubscribed.json "$out"/cancellation.json)
 "${report[@]}" --recheck-list "$out/recheck.txt" "${results[@]}"
 
 # Every group where a peer is faster is measured a second time, in a JMH invocation of its own (fresh JVMs, the

@@ -6,7 +6,6 @@ package dev.semaphore.benchmarks;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import kotlinx.coroutines.CoroutineDispatcher;
 import kotlinx.coroutines.Dispatchers;
 import kotlinx.coroutines.ExecutorsKt;
@@ -24,24 +23,27 @@ final class BenchDispatchers implements AutoCloseable {
     }
 
     /**
-     * "default": Dispatchers.Default (parallelism = max(2, available processors)); "pool2": a fixed pool of 2
-     * daemon threads.
+     * "default": Dispatchers.Default (parallelism = max(2, available processors)); "poolN" (N >= 1, e.g. "pool2",
+     * "pool64"): a fixed pool of N daemon threads; "io": Dispatchers.IO (parallelism 64, its default, on more
+     * threads than cores; it shares its threads with Dispatchers.Default).
      */
     static BenchDispatchers of(String name) {
-        switch (name) {
-            case "default":
-                return new BenchDispatchers(Dispatchers.getDefault(), Math.max(2, Runtime.getRuntime().availableProcessors()), null);
-            case "pool2": {
-                AtomicInteger n = new AtomicInteger();
-                ExecutorService pool = Executors.newFixedThreadPool(2, r -> {
-                    Thread t = new Thread(r, "bench-pool2-" + n.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-                return new BenchDispatchers(ExecutorsKt.from(pool), 2, pool);
-            }
-            default:
-                throw new IllegalArgumentException("unknown dispatcher '" + name + "' (expected default or pool2)");
+        if (name.equals("default")) {
+            return new BenchDispatchers(Dispatchers.getDefault(), Math.max(2, Runtime.getRuntime().availableProcessors()), null);
+        }
+        if (name.equals("io")) return new BenchDispatchers(Dispatchers.getIO(), 64, null);
+        Integer n = name.startsWith("pool") ? parsePositive(name.substring(4)) : null;
+        if (n == null) throw new IllegalArgumentException("unknown dispatcher '" + name + "' (expected default, io or poolN with N >= 1)");
+        ExecutorService pool = Executors.newFixedThreadPool(n, ManyThreads.daemons("bench-" + name + "-"));
+        return new BenchDispatchers(ExecutorsKt.from(pool), n, pool);
+    }
+
+    private static Integer parsePositive(String s) {
+        try {
+            int n = Integer.parseInt(s);
+            return n >= 1 ? n : null;
+        } catch (NumberFormatException e) {
+            return null;
         }
     }
 

@@ -1,9 +1,23 @@
 /*
  * What ThreadsBenchmark and ThreadsSuspendingBenchmark share: the parameters, a fixed pool of `threads` daemon
- * threads made once per trial, and the run that splits the sections over them and checks that all ran.
+ * threads made once per trial, the run that splits the sections over them and checks that all ran, and the park
+ * probe.
+ *
+ * The park probe (issue 30: "count parks and unparks per section", in the benchmark, not in the library): the JVM
+ * counts, per thread, how many times it entered a waiting state, and a LockSupport.park is one (ThreadInfo's
+ * waitedCount). Around every invocation, outside the measured time (Level.Invocation fixtures; an invocation takes
+ * milliseconds), the probe sums the pool threads' counts; Parks reports parks per section for each iteration as a
+ * secondary result ("parksPerSection"). It counts every park of those threads: the engine lock's, a waiting
+ * acquisition's, runBlocking's event loop's, and each idle thread's park on the pool's queue at the end of an
+ * invocation (at most `threads` per invocation, so at most threads / sections per section: 0.0032 with 64 threads
+ * and 20,000 sections). A park that is not timed ends only with an unpark (or a spurious wake-up), so unparks are
+ * about as many; the JVM counts no unparks.
  */
 package dev.semaphore.benchmarks;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -12,7 +26,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -38,12 +54,80 @@ public abstract class ManyThreads {
     @Param({"20000"})
     public int sections;
 
-    private ExecutorService pool;
+    private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
 
-    /** The pool of `threads` daemon threads. */
+    private ExecutorService pool;
+    private long[] poolThreadIds;
+    private long parksBefore;
+    private long parks;
+    private long sectionsRun;
+
+    /** The pool of `threads` daemon threads, all started (so that the probe knows every one). */
     @Setup(Level.Trial)
     public void setUp() {
-        pool = Executors.newFixedThreadPool(threads, daemons("bench-threads-"));
+        List<Thread> made = new ArrayList<>();
+        ThreadFactory daemons = daemons("bench-threads-");
+        pool = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = daemons.newThread(r);
+            synchronized (made) {
+                made.add(t);
+            }
+            return t;
+        });
+        ((ThreadPoolExecutor) pool).prestartAllCoreThreads();
+        synchronized (made) {
+            if (made.size() != threads) throw new IllegalStateException("the pool started " + made.size() + " threads, expected " + threads);
+            poolThreadIds = made.stream().mapToLong(Thread::getId).toArray();
+        }
+    }
+
+    /** The probe: a new count for each iteration. */
+    @Setup(Level.Iteration)
+    public void resetParks() {
+        parks = 0;
+        sectionsRun = 0;
+    }
+
+    /** The probe: the pool threads' waits before an invocation. */
+    @Setup(Level.Invocation)
+    public void markParks() {
+        parksBefore = poolWaits();
+    }
+
+    /** The probe: adds an invocation's parks and sections. */
+    @TearDown(Level.Invocation)
+    public void countParks() {
+        parks += poolWaits() - parksBefore;
+        sectionsRun += sections;
+    }
+
+    private long poolWaits() {
+        long sum = 0;
+        for (ThreadInfo i : MX.getThreadInfo(poolThreadIds, 0)) {
+            if (i == null) throw new IllegalStateException("a pool thread died");
+            sum += i.getWaitedCount();
+        }
+        return sum;
+    }
+
+    /**
+     * The park probe's secondary result: the pool threads' parks per section in this iteration (see the file
+     * comment). A benchmark method takes it as a parameter and calls [of] with its own state.
+     */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.EVENTS)
+    public static class Parks {
+        private ManyThreads bench;
+
+        /** Reports the probe of [bench] (the benchmark's own state). */
+        public void of(ManyThreads bench) {
+            this.bench = bench;
+        }
+
+        /** Parks per section in this iteration (NaN before the first invocation). */
+        public double parksPerSection() {
+            return bench == null || bench.sectionsRun == 0 ? Double.NaN : (double) bench.parks / bench.sectionsRun;
+        }
     }
 
     /** Stops the pool. */

@@ -40,13 +40,14 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class ReadWriteBenchmark {
     /**
-     * ours = dev.semaphore.ReadWriteLock; kotlinxMutex = one kotlinx Mutex for reads and writes;
+     * ours = dev.semaphore.ReadWriteLock (strict FIFO, the default); oursPhaseFair = the same with
+     * ReadWritePolicy.PHASE_FAIR; kotlinxMutex = one kotlinx Mutex for reads and writes;
      * kotlinxSemaphore = a kotlinx Semaphore of K = `coroutines` permits (read = 1 permit; write = a kotlinx
      * Mutex, then the K permits one at a time), so no reader ever waits for readers, as with ours;
      * kotlinxSemaphore-16 = the same with K = 16, a bound (at most 16 readers at once) that makes a write
      * 16 acquisitions instead of 1,000. See ReadWritePrimitives.
      */
-    @Param({"ours", "kotlinxMutex", "kotlinxSemaphore", "kotlinxSemaphore-16"})
+    @Param({"ours", "oursPhaseFair", "kotlinxMutex", "kotlinxSemaphore", "kotlinxSemaphore-16"})
     public String impl;
 
     /** Where the coroutines run: Dispatchers.Default, or a fixed pool of 2 threads. */

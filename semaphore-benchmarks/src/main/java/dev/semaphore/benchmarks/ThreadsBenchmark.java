@@ -41,7 +41,8 @@ public class ThreadsBenchmark extends ManyThreads {
 
     /** All sections on a fresh semaphore, each thread blocking; returns the work's digest. */
     @Benchmark
-    public long blocking() throws InterruptedException, ExecutionException {
+    public long blocking(Parks parks) throws InterruptedException, ExecutionException {
+        parks.of(this);
         Section section = switch (impl) {
             case "ours" -> {
                 AsyncSemaphore s = AsyncSemaphore.create(permits);

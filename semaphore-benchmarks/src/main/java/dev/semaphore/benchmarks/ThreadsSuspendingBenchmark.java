@@ -31,7 +31,8 @@ public class ThreadsSuspendingBenchmark extends ManyThreads {
 
     /** All sections on a fresh semaphore; returns the work's digest. */
     @Benchmark
-    public long suspending() throws InterruptedException, ExecutionException {
+    public long suspending(Parks parks) throws InterruptedException, ExecutionException {
+        parks.of(this);
         SuspendPermits s = Primitives.semaphore(impl, permits);
         return run((caller, mine, ran) -> () -> {
             long x = Workloads.sectionsInRunBlocking(s, caller, mine, WORK, WORK);

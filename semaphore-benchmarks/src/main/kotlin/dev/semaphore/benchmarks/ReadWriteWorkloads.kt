@@ -124,8 +124,7 @@ public class ExclusionCheck {
 /** Factories for the read-write locks the benchmark compares. */
 public object ReadWritePrimitives {
     /**
-     * "ours": dev.semaphore.ReadWriteLock ("oursPhaseFair": with ReadWritePolicy.PHASE_FAIR; not in the
-     * report's grid yet, run it with -p impl=oursPhaseFair). "kotlinxMutex": one kotlinx Mutex for reads and writes alike.
+     * "ours": dev.semaphore.ReadWriteLock ("oursPhaseFair": with ReadWritePolicy.PHASE_FAIR). "kotlinxMutex": one kotlinx Mutex for reads and writes alike.
      * "kotlinxSemaphore": the reader-writer lock built on a kotlinx Semaphore of K = [coroutines] permits
      * (so a reader never waits for other readers): a read takes 1 permit; a write takes a kotlinx Mutex
      * (writers one at a time, so two writers never deadlock holding part of the permits each), then the

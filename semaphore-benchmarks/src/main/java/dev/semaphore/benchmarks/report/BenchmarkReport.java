@@ -107,7 +107,9 @@ public final class BenchmarkReport {
                 + "the primitive in a field of another class. Per-operation figures.");
         SECTIONS.put("ContendedBenchmark", "Contended throughput (shape of kotlinx.coroutines' SemaphoreBenchmark): "
                 + "`sections` critical sections split over `coroutines` coroutines, geometric work of mean 50 inside "
-                + "and outside the section, on Dispatchers.Default or a fixed pool of 2 threads. Time for all sections.\n\n"
+                + "and outside the section, on Dispatchers.Default or a fixed pool of 2 threads; and, with more threads than "
+                + "cores (issue 30), 1,000 coroutines on a fixed pool of 64 threads (`pool64`) and on Dispatchers.IO (`io`), "
+                + "1 and 8 permits. Time for all sections.\n\n"
                 + "`floor` is the **public-API floor of a queue of waiters** (`PublicApiFloor.kt`, `QueueFloor`): a FIFO "
                 + "semaphore whose waiters are the `CancellableContinuation`s of `suspendCancellableCoroutine` (with one "
                 + "`invokeOnCancellation` handler shared by all), kept in a plain array, with the permit count and the array "
@@ -168,7 +170,9 @@ public final class BenchmarkReport {
                 + "inline and small and the queued part out of line, so the whole uncontended acquire inlines.");
         SECTIONS.put("ThreadsBenchmark", "More platform threads than cores on one semaphore (issue 30: the engine's "
                 + "lock with many threads): `threads` threads of a fixed pool share 20,000 sections (geometric work of mean "
-                + "50 outside and inside), blocking: our AsyncSemaphore.acquireBlocking() vs the JDK's fair Semaphore.");
+                + "50 outside and inside), blocking: our AsyncSemaphore.acquireBlocking() vs the JDK's fair Semaphore. "
+                + "`parks/section` is the park probe (`ManyThreads.java`): the pool threads' parks (the JVM's count of "
+                + "their waits) per section, counted outside the measured time; unparks are about as many.");
         SECTIONS.put("ThreadsSuspendingBenchmark", "The workload of ThreadsBenchmark with each thread in its own "
                 + "runBlocking: our Semaphore vs kotlinx's.");
         SECTIONS.put("FuturesContendedBenchmark", "Java futures under contention: tasks on an executor acquire "
@@ -334,6 +338,17 @@ public final class BenchmarkReport {
         return rows;
     }
 
+    /** The park probe's secondary result (ManyThreads.Parks): the pool threads' parks per section. */
+    static final String PARKS = "parksPerSection";
+
+    /** The score of JMH secondary result [name] of [r], or null when the row has none. */
+    static Double secondary(Row r, String name) {
+        JsonObject sm = r.raw() == null ? null : r.raw().getAsJsonObject("secondaryMetrics");
+        if (sm == null || !sm.has(name)) return null;
+        double v = parseDouble(sm.getAsJsonObject(name).get("score"));
+        return Double.isNaN(v) ? null : v;
+    }
+
     private static double parseDouble(JsonElement e) {
         if (e == null || e.isJsonNull()) return Double.NaN;
         try {
@@ -447,12 +462,15 @@ public final class BenchmarkReport {
                     .append(str(first.raw(), "measurementTime")).append(". ")
                     .append(first.lowerIsBetter() ? "Lower score is better." : "Higher score is better.").append("\n\n");
             boolean alloc = rows.stream().anyMatch(r -> r.allocNorm() != null);
-            md.append("| operation | params | impl | score | error (99.9%) | unit |").append(alloc ? " B/op |" : "").append('\n');
-            md.append("|---|---|---|---:|---:|---|").append(alloc ? "---:|" : "").append('\n');
+            boolean parks = rows.stream().anyMatch(r -> secondary(r, PARKS) != null);
+            md.append("| operation | params | impl | score | error (99.9%) | unit |").append(alloc ? " B/op |" : "")
+                    .append(parks ? " parks/section |" : "").append('\n');
+            md.append("|---|---|---|---:|---:|---|").append(alloc ? "---:|" : "").append(parks ? "---:|" : "").append('\n');
             for (Row r : grouped(rows)) {
                 md.append("| ").append(r.operation()).append(" | ").append(r.paramText()).append(" | ").append(r.impl())
                         .append(" | ").append(fmt(r.score())).append(" | ").append(fmt(r.error())).append(" | ").append(r.unit()).append(" |");
                 if (alloc) md.append(' ').append(r.allocNorm() == null ? "" : fmt(r.allocNorm())).append(" |");
+                if (parks) md.append(' ').append(secondary(r, PARKS) == null ? "" : fmt(secondary(r, PARKS))).append(" |");
                 md.append('\n');
             }
             List<Ratio> rs = ratios.get(cls);

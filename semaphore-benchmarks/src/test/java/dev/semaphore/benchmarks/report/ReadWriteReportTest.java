@@ -172,33 +172,35 @@ class ReadWriteReportTest {
         assertTrue(text.contains("So readers that arrive after a waiting writer still get in ahead of it, there is no FIFO order between readers "
                 + "and writers, and a steady stream of readers can starve the writers; ours is strict FIFO (a queued writer holds back later "
                 + "readers);"), text);
-        assertTrue(text.contains("Strict FIFO between readers and writers: a queued writer holds back every reader that arrives after it;"), text);
+        assertTrue(text.contains("**FIFO** (the default), strict FIFO between readers and writers, a queued writer holds back every reader that arrives after it;"), text);
+        assertTrue(text.contains("**What this machine does not measure.**"), text);
+        assertFalse(text.contains("Phase-fair against FIFO"), "no phase-fair rows, no policy table: " + text);
         assertTrue(text.contains("- **kotlinx `Semaphore` RW lock, K = 16**: the same with K = 16 permits, a bound: at most 16 readers at once, "
                 + "and a write costs 16 acquisitions instead of one per coroutine;"), text);
         assertTrue(text.contains("1,000 platform threads in a fixed pool, one per caller"), text);
         assertTrue(text.contains("![time ratios ours / peer](benchmarks-readwrite.png)"), text);
-        int first = lines.indexOf("| short (mean 50) | read-mostly (90% reads) | default | kotlinx `Mutex` | 40.0 ± 4.0 | 50.0 ± 5.0 | 0.800 | 0.113 "
+        int first = lines.indexOf("| short (mean 50) | read-mostly (90% reads) | default | FIFO | kotlinx `Mutex` | 40.0 ± 4.0 | 50.0 ± 5.0 | 0.800 | 0.113 "
                 + "| ours faster (1.25x) | met (faster) |");
         assertTrue(first > 0, text);
         assertEquals(List.of(
-                "| short (mean 50) | read-mostly (90% reads) | default | kotlinx `Semaphore` RW lock, K = 1,000 | 40.0 ± 4.0 | 200.0 ± 20.0 | 0.200 | 0.028 "
+                "| short (mean 50) | read-mostly (90% reads) | default | FIFO | kotlinx `Semaphore` RW lock, K = 1,000 | 40.0 ± 4.0 | 200.0 ± 20.0 | 0.200 | 0.028 "
                         + "| ours faster (5.00x) | met (faster) |",
-                "| short (mean 50) | read-mostly (90% reads) | default | kotlinx `Semaphore` RW lock, K = 16 | 40.0 ± 4.0 | 30.0 ± 3.0 | 1.333 | 0.189 "
+                "| short (mean 50) | read-mostly (90% reads) | default | FIFO | kotlinx `Semaphore` RW lock, K = 16 | 40.0 ± 4.0 | 30.0 ± 3.0 | 1.333 | 0.189 "
                         + "| peer faster (1.33x) | **not met** (faster) |",
-                "| short (mean 50) | read-mostly (90% reads) | default | `ReentrantReadWriteLock(true)`, 1,000 threads | 40.0 ± 4.0 | 1000.0 ± 100.0 | 0.040 "
+                "| short (mean 50) | read-mostly (90% reads) | default | FIFO | `ReentrantReadWriteLock(true)`, 1,000 threads | 40.0 ± 4.0 | 1000.0 ± 100.0 | 0.040 "
                         + "| 0.006 | ours faster (25.00x) | met (faster) |",
-                "| short (mean 50) | read-mostly (90% reads) | pool2 | kotlinx `Mutex` | 60.0 ± 6.0 | 50.0 ± 5.0 | 1.200 | 0.170 | peer faster (1.20x) "
+                "| short (mean 50) | read-mostly (90% reads) | pool2 | FIFO | kotlinx `Mutex` | 60.0 ± 6.0 | 50.0 ± 5.0 | 1.200 | 0.170 | peer faster (1.20x) "
                         + "| **not met** (faster) |"), lines.subList(first + 1, first + 5));
-        assertTrue(lines.contains("| short (mean 50) | write-heavy (50% reads) | default | `ReentrantReadWriteLock(true)`, 1,000 threads | 70.0 ± 7.0 "
+        assertTrue(lines.contains("| short (mean 50) | write-heavy (50% reads) | default | FIFO | `ReentrantReadWriteLock(true)`, 1,000 threads | 70.0 ± 7.0 "
                 + "| 1200.0 ± n/a | 0.058 | n/a | ours faster (no error estimate) | met (at or below) |"), text);
-        assertTrue(lines.contains("| section work | workload | ours on | peer | ours (ms/op) | peer (ms/op) | ours / peer | ± | verdict | goal |"),
+        assertTrue(lines.contains("| section work | workload | ours on | policy | peer | ours (ms/op) | peer (ms/op) | ours / peer | ± | verdict | goal |"),
                 text);
-        int firstLong = lines.indexOf("| long (mean 1,000) | read-mostly (90% reads) | default | kotlinx `Mutex` | 100.0 ± 10.0 | 250.0 ± 25.0 "
+        int firstLong = lines.indexOf("| long (mean 1,000) | read-mostly (90% reads) | default | FIFO | kotlinx `Mutex` | 100.0 ± 10.0 | 250.0 ± 25.0 "
                 + "| 0.400 | 0.057 | ours faster (2.50x) | met (faster) |");
         assertEquals(first + 16, firstLong, "the 16 long rows after the 16 short ones: " + text);
-        assertTrue(lines.contains("| long (mean 1,000) | write-heavy (50% reads) | pool2 | kotlinx `Mutex` | 300.0 ± 30.0 | 250.0 ± 25.0 | 1.200 "
+        assertTrue(lines.contains("| long (mean 1,000) | write-heavy (50% reads) | pool2 | FIFO | kotlinx `Mutex` | 300.0 ± 30.0 | 250.0 ± 25.0 | 1.200 "
                 + "| 0.170 | peer faster (1.20x) | **not met** (at or below) |"), text);
-        assertTrue(lines.contains("| long (mean 1,000) | write-heavy (50% reads) | pool2 | `ReentrantReadWriteLock(true)`, 1,000 threads "
+        assertTrue(lines.contains("| long (mean 1,000) | write-heavy (50% reads) | pool2 | FIFO | `ReentrantReadWriteLock(true)`, 1,000 threads "
                 + "| 300.0 ± 30.0 | 2500.0 ± 250.0 | 0.120 | 0.017 | ours faster (8.33x) | met (at or below) |"), text);
         assertEquals(1 + 32, lines.stream().filter(l -> l.startsWith("| ")).count(), "the header and 32 rows: " + text);
         assertTrue(text.contains("In this run, with short sections (mean 50), the goal is met in 12 of 16 rows; not met against kotlinx `Semaphore` RW lock, K = 16 "
@@ -230,6 +232,54 @@ class ReadWriteReportTest {
         assertTrue(again.contains("| 45.0 ± 4.0 | 50.0 ± 5.0 | 0.900 |"), again);
         assertFalse(again.contains("Run: "), "no --run, no run line");
         assertEquals(local + again + "\n" + distributed, Files.readString(report));
+    }
+
+    @Test
+    void judgesEachPolicyOnItsOwnAndComparesPhaseFairWithFifo(@TempDir Path dir) throws Exception {
+        List<String> rows = fixtureRows();
+        // Phase-fair: read-mostly short sections 20 ± 2 on default (half of FIFO's 40), everything else 1.1x FIFO's figure.
+        rows.add(coroutineRow("oursPhaseFair", "default", 90, 20, "2"));
+        rows.add(coroutineRow("oursPhaseFair", "default", 50, 77, "7.7"));
+        rows.add(coroutineRow("oursPhaseFair", "pool2", 90, 66, "6.6"));
+        rows.add(coroutineRow("oursPhaseFair", "pool2", 50, 99, "9.9"));
+        rows.add(coroutineRow("oursPhaseFair", "default", 90, 1000, 110, "11"));
+        rows.add(coroutineRow("oursPhaseFair", "default", 50, 1000, 220, "22"));
+        rows.add(coroutineRow("oursPhaseFair", "pool2", 90, 1000, 132, "13.2"));
+        rows.add(coroutineRow("oursPhaseFair", "pool2", 50, 1000, 330, "33"));
+        ReadWriteReport.Run run = ReadWriteReport.Run.read(fixture(dir, rows));
+        assertEquals(List.of("FIFO", "phase-fair"), run.policies());
+        assertEquals(List.of("kotlinxMutex", "kotlinxSemaphore", "kotlinxSemaphore-16", "juc"), run.peers(), "phase-fair is ours, not a peer");
+        List<Pair> pairs = run.pairs();
+        assertEquals(64, pairs.size());
+        // Within a length and workload: FIFO's rows (both dispatchers), then phase-fair's.
+        for (int i = 0; i < 64; i++) {
+            assertEquals((i / 8) % 2 == 0 ? "FIFO" : "phase-fair", pairs.get(i).policy(), "row " + i);
+        }
+        assertPair("90", "default", "kotlinxMutex", 0.8, 0.8 * Math.sqrt(0.02), pairs.get(0));
+        assertPair("90", "default", "kotlinxMutex", 0.4, 0.4 * Math.sqrt(0.02), pairs.get(8));
+        assertEquals("oursPhaseFair", pairs.get(8).ours().impl());
+        assertTrue(pairs.get(8).goalMet(), "0.4 ± 0.06 is faster beyond the error");
+
+        String text = ReadWriteReport.markdown(run, null, "chart.png");
+        assertTrue(text.contains("| short (mean 50) | read-mostly (90% reads) | default | phase-fair | kotlinx `Mutex` | 20.0 ± 2.0 | 50.0 ± 5.0 "
+                + "| 0.400 | 0.057 | ours faster (2.50x) | met (faster) |"), text);
+        assertTrue(text.contains("In this run, with short sections (mean 50), ours FIFO: the goal is met in 12 of 16 rows;"), text);
+        assertTrue(text.contains("In this run, with short sections (mean 50), ours phase-fair: the goal is met in "), text);
+        assertTrue(text.contains("In this run, with long sections (mean 1,000), ours phase-fair: the goal is met in "), text);
+        List<String> lines = text.lines().toList();
+        assertTrue(lines.contains("| short (mean 50) | read-mostly (90% reads) | default | 40.0 ± 4.0 | 20.0 ± 2.0 | 0.500 | 0.071 "
+                + "| phase-fair faster (2.00x) |"), text);
+        assertTrue(lines.contains("| long (mean 1,000) | write-heavy (50% reads) | pool2 | 300.0 ± 30.0 | 330.0 ± 33.0 | 1.100 | 0.156 "
+                + "| within error |"), text);
+        int policyTable = lines.indexOf("| section work | workload | on | FIFO | phase-fair | phase-fair / FIFO | ± | verdict |");
+        assertTrue(policyTable > 0, text);
+        assertEquals(2 + 8, lines.subList(policyTable, lines.size()).stream().takeWhile(l -> l.startsWith("|")).count(),
+                "the header, the separator and one line per FIFO row: " + text);
+
+        Path png = dir.resolve("rw.png");
+        ReadWriteReport.writeChart(pairs, run, png);
+        BufferedImage image = ImageIO.read(png.toFile());
+        assertEquals(2 * (120 + 55 * 16), image.getWidth(), "16 bars per chart: 2 dispatchers x 2 policies x 4 peers");
     }
 
     @Test
