@@ -90,7 +90,7 @@ public class HoldInfo internal constructor(
     private val sinceNanos: Long,
     /** How long it had lasted when this was taken, in nanoseconds, or [UNKNOWN_NANOS]. */
     private val heldNanos: Long,
-    /** Where it was acquired, if stacks are captured ([Diagnostics.captureStacks]); else empty. */
+    /** Where it was acquired, if stacks are captured ([Tracking.HOLDERS_AND_STACKS]); else empty. */
     @get:JvmName("stack") public val stack: List<StackTraceElement>,
 ) {
     // The times are kept as numbers and made into objects when asked: a listener that reads nothing
