@@ -19,7 +19,8 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * The examples of the Javadoc and of the README, as compiled and running code. Each example is the
+ * The examples of the Javadoc, of the README, and of docs/java.md, docs/read-write-lock.md and
+ * docs/diagnostics.md, as compiled and running code. Each example is the
  * text between an "// example: NAME" line and the next "// end" line below, and
  * {@link #theDocumentsShowTheseExamplesVerbatim()} checks that the documents show exactly that text.
  */
@@ -223,6 +224,7 @@ class DocExamplesTest {
     @Test
     void theDocumentsShowTheseExamplesVerbatim() throws IOException {
         String readme = document("../README.md");
+        String java = document("../docs/java.md");
         String topic = document("../docs/diagnostics.md");
         String readWrite = document("../docs/read-write-lock.md");
         String src = "src/main/java/dev/semaphore/async/";
@@ -246,7 +248,11 @@ class DocExamplesTest {
                 default -> null;
             };
             if (where != null) assertTrue(document(where).contains(e.text()), e.name() + " is not shown as compiled in " + where);
-            assertTrue(readme.contains(e.text()), e.name() + " is not shown as compiled in README.md");
+            if (e.name().equals("semaphore")) {
+                assertTrue(readme.contains(e.text()), "semaphore is not shown as compiled in README.md");
+            } else {
+                assertTrue(java.contains(e.text()), e.name() + " is not shown as compiled in docs/java.md");
+            }
         }
     }
 }

@@ -14,21 +14,22 @@ import java.nio.file.Path
 import kotlin.time.Duration.Companion.seconds
 
 /**
- * The Kotlin examples of README.md ("Seeing what waits") and docs/diagnostics.md, as compiled and running
- * code: each is the text between a "// example: NAME" line and the next "// end" line below, and the last
- * test checks that the documents show exactly that text.
+ * The Kotlin example that opens docs/diagnostics.md, as compiled and running code: the text between the
+ * "// example: overview" line and the next "// end" line below, and the last test checks that the
+ * document shows exactly that text.
  */
 class DiagnosticsExamplesTest {
     private val registry: MeterRegistry = SimpleMeterRegistry()
 
     @Test
-    fun readme() = runBlocking {
-        // example: readme
+    fun overview() = runBlocking {
+        // example: overview
         val db = Semaphore(8, Diagnostics(name = "db", tracking = Tracking.HOLDERS, longHoldThreshold = 30.seconds))
         println(db.dump())                  // the snapshot, then every holder and every waiter: who, how many, since when
         Diagnostics.findDeadlocks()         // cycles among Locks made with Diagnostics(detectDeadlocksAfter = ...)
         SemaphoreMetrics.of(db).bindTo(registry)   // semaphore-micrometer
         // end
+        assertTrue(db.dump().startsWith("Semaphore \"db\": 0/8 held"), db.dump())
         db.acquire(3)
         assertTrue(db.dump().contains("3/8 held"), db.dump())
         assertEquals(3.0, registry.get("semaphore.permits.held").tag("name", "db").gauge().value())
@@ -36,26 +37,15 @@ class DiagnosticsExamplesTest {
     }
 
     @Test
-    fun topic() {
-        // example: topic
-        val db = Semaphore(8, Diagnostics(name = "db", tracking = Tracking.HOLDERS, longHoldThreshold = 30.seconds))
-        println(db.dump())
-        // end
-        assertTrue(db.dump().startsWith("Semaphore \"db\": 0/8 held"), db.dump())
-    }
-
-    @Test
-    fun theDocumentsShowTheseExamplesVerbatim() {
+    fun theDocumentShowsThisExampleVerbatim() {
         val source = Files.readAllLines(Path.of("src/test/kotlin/dev/semaphore/micrometer/DiagnosticsExamplesTest.kt"))
         fun example(name: String): String {
             val start = source.indexOfFirst { it.trim() == "// example: $name" }
             val end = (start + 1 until source.size).first { source[it].trim() == "// end" }
             return normalize(source.subList(start + 1, end))
         }
-        val readme = normalize(Files.readAllLines(Path.of("../README.md")))
         val topic = normalize(Files.readAllLines(Path.of("../docs/diagnostics.md")))
-        assertTrue(readme.contains(example("readme")), "README.md does not show the compiled example:\n" + example("readme"))
-        assertTrue(topic.contains(example("topic")), "docs/diagnostics.md does not show the compiled example:\n" + example("topic"))
+        assertTrue(topic.contains(example("overview")), "docs/diagnostics.md does not show the compiled example:\n" + example("overview"))
     }
 
     private fun normalize(lines: List<String>): String = lines.map { it.trim() }.filter { it.isNotEmpty() }.joinToString("\n")

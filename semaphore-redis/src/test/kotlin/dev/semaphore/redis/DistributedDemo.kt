@@ -3,7 +3,7 @@ package dev.semaphore.redis
 import kotlin.system.exitProcess
 
 /**
- * The distributed demo (README, "Across many JVMs"): a local redis-server started as the tests start
+ * The distributed demo (README, "Run it"): a local redis-server started as the tests start
  * it, 3 worker JVMs sharing a RedisSemaphore of 2 permits (lease 2 s, renewed while held); one worker
  * is killed with kill -9 while it holds a permit, and the output shows its lease expiring and the
  * other two being served together again, with fencing tokens. It checks what it shows, and exits

@@ -11,11 +11,11 @@ import java.io.File
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.seconds
 
-/** The README's "Across many JVMs" example: the same text as readmeExample's body, run on a real server. */
+/** The README's Redis quickstart ("Quickstart: across JVMs with Redis"): the same text as readmeExample's body, run on a real server. */
 class ReadmeExampleSpec : FunSpec({
     test("the README's Kotlin example is this file's readmeExample, verbatim, and it runs") {
         val readme = File("../README.md").readText()
-        val inReadme = readme.substringAfter("## Across many JVMs").substringAfter("```kotlin\n").substringBefore("```")
+        val inReadme = readme.substringAfter("## Quickstart: across JVMs with Redis").substringAfter("```kotlin\n").substringBefore("```")
         val source = File("src/test/kotlin/dev/semaphore/redis/ReadmeExampleSpec.kt").readText()
         val inCode = source.substringAfter("// README example begins\n").substringBefore("    // README example ends")
             .lines().joinToString("\n") { it.removePrefix("    ") }

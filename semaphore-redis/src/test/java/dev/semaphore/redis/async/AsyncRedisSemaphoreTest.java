@@ -243,8 +243,8 @@ class AsyncRedisSemaphoreTest {
         return CompletableFuture.completedFuture("report " + fencingToken);
     }
 
-    private String readmeExample(String redisUri) throws InterruptedException {
-        // README example begins
+    private String docsExample(String redisUri) throws InterruptedException {
+        // docs/redis.md example begins
         RedisSemaphoreClient client = RedisSemaphoreClient.connect(redisUri); // one per JVM
         AsyncRedisSemaphore connections = AsyncRedisSemaphore.create(client, "db-connections", 8);
 
@@ -255,7 +255,7 @@ class AsyncRedisSemaphoreTest {
         }
         // asynchronous: released when the stage completes; the Lease reads as the permit does
         CompletableFuture<String> report = connections.withPermit(lease -> runReportAsync(lease.fencingToken()));
-        // README example ends
+        // docs/redis.md example ends
         String result = report.join();
         assertEquals(8, connections.availablePermits().join());
         client.close();
@@ -263,15 +263,15 @@ class AsyncRedisSemaphoreTest {
     }
 
     @Test
-    void theReadmeJavaExampleIsThisCodeVerbatimAndRuns() throws Exception {
-        String readme = Files.readString(Path.of("../README.md"));
-        String inReadme = readme.substring(readme.indexOf("## Across many JVMs"));
-        inReadme = inReadme.substring(inReadme.indexOf("```java\n") + 8);
-        inReadme = inReadme.substring(0, inReadme.indexOf("```"));
+    void theDocsJavaExampleIsThisCodeVerbatimAndRuns() throws Exception {
+        String doc = Files.readString(Path.of("../docs/redis.md"));
+        String inDoc = doc.substring(doc.indexOf("## From Java"));
+        inDoc = inDoc.substring(inDoc.indexOf("```java\n") + 8);
+        inDoc = inDoc.substring(0, inDoc.indexOf("```"));
         String source = Files.readString(Path.of("src/test/java/dev/semaphore/redis/async/AsyncRedisSemaphoreTest.java"));
-        String inCode = source.substring(source.indexOf("// README example begins\n") + 25, source.indexOf("        // README example ends"));
-        assertEquals(inReadme, inCode.lines().map(l -> l.startsWith("        ") ? l.substring(8) : l).reduce("", (x, l) -> x + l + "\n"));
-        String result = readmeExample(server.getUri());
+        String inCode = source.substring(source.indexOf("// docs/redis.md example begins\n") + "// docs/redis.md example begins\n".length(), source.indexOf("        // docs/redis.md example ends"));
+        assertEquals(inDoc, inCode.lines().map(l -> l.startsWith("        ") ? l.substring(8) : l).reduce("", (x, l) -> x + l + "\n"));
+        String result = docsExample(server.getUri());
         assertEquals(2, reports.size());
         assertTrue(reports.get(1) > reports.get(0));
         assertEquals("report " + reports.get(1), result);
