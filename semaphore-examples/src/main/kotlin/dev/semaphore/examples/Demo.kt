@@ -1,5 +1,5 @@
 /*
- * The demo the README's first command runs: a Semaphore throttling coroutines, a PrioritySemaphore
+ * The demo that the README's "Run it" starts first: a Semaphore throttling coroutines, a PrioritySemaphore
  * serving urgent work first, a timeout, a cancellation, and a ReadWriteLock (readers together, a
  * queued writer holding back later readers, an upgrade), each printed in a few lines, and a stall on
  * purpose: who holds, who waits, and a deadlock found. The read-write and stall scenes check their
