@@ -17,7 +17,7 @@ import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
 /**
- * The Kotlin examples of docs/redis.md ("Events and metrics"), run on a real server. Each is the text
+ * The Kotlin examples of docs/redis.md ("Events and metrics", and "Who holds and who waits"), run on a real server. Each is the text
  * between an "// example: NAME" line and the next "// end" line; the last test checks that the
  * document shows each one (and the Java ones, RedisDocExamplesTest) verbatim.
  */
@@ -96,14 +96,36 @@ class EventsDocExamplesSpec : FunSpec({
         registry.meters.shouldBeEmpty()
     }
 
+    test("inspect-kotlin: a client named in its URI lists the holders") {
+        val redisUri = server.uri
+        val held = runBlocking { client.semaphore("both", 3).acquire() }
+        val printed = java.io.ByteArrayOutputStream()
+        val out = System.out
+        System.setOut(java.io.PrintStream(printed, true))
+        try {
+            runBlocking {
+                // example: inspect-kotlin
+                val client = RedisSemaphoreClient.connect("$redisUri?clientName=inspector-a")
+                println(client.semaphore("both", 3).inspect())
+                // end
+                client.close()
+            }
+        } finally {
+            System.setOut(out)
+        }
+        printed.toString() shouldContain "RedisSemaphore \"both\": 3 permits, 1 holder"
+        runBlocking { client.semaphore("both", 3).release(held) }
+    }
+
     test("docs/redis.md shows every example of this file and of RedisDocExamplesTest verbatim") {
         val doc = File("../docs/redis.md").readText()
         val section = doc.substringAfter("## Events and metrics").substringBefore("\n## ")
+        val inspectSection = doc.substringAfter("## Who holds and who waits").substringBefore("\n## ")
         val examples = examples(File("src/test/kotlin/dev/semaphore/redis/EventsDocExamplesSpec.kt")) +
             examples(File("src/test/java/dev/semaphore/redis/async/RedisDocExamplesTest.java"))
-        examples.keys shouldBe setOf("listener-kotlin", "jfr-kotlin", "metrics-kotlin", "listener-java", "metrics-java")
+        examples.keys shouldBe setOf("listener-kotlin", "jfr-kotlin", "metrics-kotlin", "inspect-kotlin", "listener-java", "metrics-java")
         for ((name, text) in examples) {
-            withClue(name) { section shouldContain text }
+            withClue(name) { (if (name == "inspect-kotlin") inspectSection else section) shouldContain text }
         }
     }
 })
