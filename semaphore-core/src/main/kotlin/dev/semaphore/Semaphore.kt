@@ -6,6 +6,7 @@ import dev.semaphore.internal.acquireWithin
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
+import kotlin.jvm.JvmOverloads
 import kotlin.time.Duration
 
 /**

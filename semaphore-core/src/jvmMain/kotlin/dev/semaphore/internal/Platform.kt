@@ -1,11 +1,21 @@
 /*
  * The JVM-only corner of the engine: the atomic state word (AtomicStateCell) with the parking of
  * threads that wait for it to be unlocked, an atomic reference (the lock's holder), the per-thread slot
- * used by the wake trampoline, the JVM half of a coroutine's waiter (CoroutineWaiterCell), and a polite
- * busy-wait. Everything JVM-only in semaphore-core lives
- * under src/jvmMain (this file, the future and thread waiters, and bridge/JavaBridge.kt for the Java module);
- * src/main is common Kotlin. Porting the engine to another Kotlin target means re-implementing
- * these small pieces; WaiterQueue.kt and WaitOrder.kt stay as they are.
+ * used by the wake trampoline, the JVM half of a coroutine's waiter (CoroutineWaiterCell), the test for
+ * kotlinx.coroutines' JVM-only ThreadContextElement, and a polite busy-wait. Everything JVM-only in
+ * semaphore-core lives under src/jvmMain (this file, observation and diagnostics, the future and thread
+ * waiters, and bridge/JavaBridge.kt for the Java module).
+ *
+ * What is checked: src/main/kotlin is common Kotlin. semaphore-verification's CommonKotlinTest (run by
+ * `mvn -B verify`) compiles it with the Kotlin metadata compiler for the common platform, against only
+ * the common klibs of kotlin-stdlib and of kotlinx-coroutines-core (its commonMain) and the `expect`
+ * declarations in src/commonExpect, which list what src/main uses from src/jvmMain (this file,
+ * Observer.kt, Inspection.kt, Snapshots.kt and the public diagnostics types) with only the members it
+ * touches. A JVM-only use in src/main (java.*, Thread, kotlinx.coroutines' JVM API) fails that test,
+ * which names the file, line and symbol. It does not check src/jvmMain (JVM-only by design), nor that
+ * src/commonExpect's signatures match the declarations here (only that each name is declared under
+ * src/jvmMain), nor does it build or run anything for another target. Porting the engine to another
+ * Kotlin target means providing src/commonExpect's declarations there; src/main stays as it is.
  *
  * Invariants: none of their own. AtomicStateCell is a plain linearizable 64-bit cell whose locked
  * value (which value, and what locking means, is WaiterQueue.kt's I3) it only helps to wait for: a thread
@@ -20,7 +30,11 @@ import java.util.concurrent.atomic.AtomicLongFieldUpdater
 import java.util.concurrent.atomic.AtomicReference
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater
 import java.util.concurrent.locks.LockSupport
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.ThreadContextElement
 import kotlin.coroutines.Continuation
+import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.jvm.internal.CoroutineStackFrame
 
 /**
@@ -189,6 +203,21 @@ private class LockParking {
         const val WOKEN = 1
         const val LEFT = 2
     }
+}
+
+/**
+ * C2 (Suspending.kt): true if [context] holds a ThreadContextElement, a kind of element that only
+ * kotlinx.coroutines' JVM part has (on other platforms there is none to install).
+ */
+internal fun hasThreadContextElement(context: CoroutineContext): Boolean = context.fold(false, HAS_THREAD_CONTEXT)
+
+/**
+ * True if a context element is a ThreadContextElement. Job and the interceptor are tested by key
+ * first: an `is` test of an interface the class does not implement scans the class's interfaces (on
+ * JDK 17, slow on the classes of Job and dispatcher), and those two are in nearly every context.
+ */
+private val HAS_THREAD_CONTEXT: (Boolean, CoroutineContext.Element) -> Boolean = { found, e ->
+    found || (e.key !== Job && e.key !== ContinuationInterceptor && e is ThreadContextElement<*>)
 }
 
 /** A per-thread slot. */

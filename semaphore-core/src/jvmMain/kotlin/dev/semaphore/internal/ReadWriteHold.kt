@@ -1,7 +1,7 @@
 /*
  * ReadWriteHold: one hold of a ReadWriteLock taken by a JVM caller (bridge/JavaBridge.kt), with an identity
  * of its own, so that a stale handle can never end a hold it does not own. The lock's holds are
- * anonymous counts (ReadWriteLock.kt, RW4); this object adds, on top of them and without new rules
+ * anonymous counts (ReadWriteLockImpl.kt, RW4); this object adds, on top of them and without new rules
  * for the lock, a state of its own. Each step is one CAS, so of two racing operations on one handle
  * only one acts:
  * H1  LIVE -> ENDED (unlock: then, and only then, it ends one hold of its kind); unlock of an ENDED

@@ -2,7 +2,7 @@
  * PhaseFairOrder: the order of a ReadWriteLock made with ReadWritePolicy.PHASE_FAIR (after Brandenburg
  * and Anderson's phase-fair reader-writer locks), as one more WaitOrder of the engine, so that the one
  * waiter protocol (W1-W5), cancellation, timeouts, close, futures and blocked threads work unchanged.
- * Made for ReadWriteLock's encoding (ReadWriteLock.kt): it tells the requests apart by what they ask,
+ * Made for ReadWriteLock's encoding (ReadWriteLockImpl.kt): it tells the requests apart by what they ask,
  * a request of priority > 0 is the upgrade, one of 1 permit a plain read, any other (N for a write, U for
  * an upgradable read) an exclusive request (two of them never hold together). Its rules are WaitOrder.kt's
  * PF1-PF4.

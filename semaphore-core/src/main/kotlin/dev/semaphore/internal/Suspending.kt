@@ -70,7 +70,6 @@ import kotlinx.coroutines.DisposableHandle
 import kotlinx.coroutines.InternalCoroutinesApi
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.Runnable
-import kotlinx.coroutines.ThreadContextElement
 import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.handleCoroutineException
 import kotlinx.coroutines.withTimeoutOrNull
@@ -89,15 +88,6 @@ private val GRANT = Any()
 
 /** `decision` of a suspended waiter whose coroutine has no Job (else it is the Job handle). */
 private val SUSPENDED_WITHOUT_JOB = Any()
-
-/**
- * C2: true if a context element is a ThreadContextElement. Job and the interceptor are tested by key
- * first: an `is` test of an interface the class does not implement scans the class's interfaces (on
- * JDK 17, slow on the classes of Job and dispatcher), and those two are in nearly every context.
- */
-private val HAS_THREAD_CONTEXT: (Boolean, CoroutineContext.Element) -> Boolean = { found, e ->
-    found || (e.key !== Job && e.key !== ContinuationInterceptor && e is ThreadContextElement<*>)
-}
 
 /**
  * A waiter that resumes the suspended coroutine [caller]. It is also the handler on the coroutine's
@@ -164,7 +154,7 @@ private class SuspendWaiter(
         // C3: a dispatcher throws here only from isDispatchNeeded or dispatch (an unconfined resume catches
         // its own errors), so the coroutine has not run: a grant's permits go back before the error goes on.
         try {
-            if (interceptor.isDispatchNeeded(ctx) && !ctx.fold(false, HAS_THREAD_CONTEXT)) {
+            if (interceptor.isDispatchNeeded(ctx) && !hasThreadContextElement(ctx)) {
                 interceptor.dispatch(ctx, this)
             } else {
                 interceptor.interceptContinuation(this).resumeWith(resultOf(outcome))

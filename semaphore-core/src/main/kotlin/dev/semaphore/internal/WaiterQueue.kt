@@ -4,6 +4,11 @@
  * front-end over one WaiterQueue, so Kotlin coroutines, Java futures and blocked Java threads stand
  * in one line.
  * The engine knows permits, order and waiters; nothing here knows about locks or owners.
+ * One file of about 850 lines on purpose: the invariants below (I1-I10, W1-W5) are the engine's one
+ * specification, and the code here (the state word and every path that changes it, the waiter and
+ * grantee types that W1-W5 define, the wakes of I7) relies on several of them at once, so the rules and
+ * the code that keeps them are read together. What stands alone is elsewhere: the orders (WaitOrder.kt,
+ * PhaseFairOrder.kt), the coroutine waiter (Suspending.kt), the JVM pieces (src/jvmMain).
  *
  * STATE. One 64-bit atomic word, read as two 32-bit halves, and the total in a field of its own:
  *     FAST word (high half >= 0, so the word is >= 0): nobody waits, the queue is open, the word is
@@ -67,7 +72,7 @@
  *     same lock), so the check can compare the front-end's records with the count exactly. What it
  *     cannot see is another thread's own step outside the lock (a fast-path take not yet recorded,
  *     a record cleared whose release has not run yet): those show as more permits taken than
- *     recorded (ReadWriteLock.kt uses this, rule RW3).
+ *     recorded (ReadWriteLockImpl.kt uses this, rule RW3).
  *
  * THE WAITER PROTOCOL: the one rule every way of waiting follows. There are three kinds of waiter,
  * subclasses of PermitWaiter: a suspended coroutine (SuspendWaiter, Suspending.kt), a pending
@@ -110,6 +115,7 @@
 package dev.semaphore.internal
 
 import dev.semaphore.SemaphoreClosedException
+import kotlin.concurrent.Volatile
 import kotlin.time.Duration
 import kotlin.time.TimeMark
 import kotlin.time.TimeSource

@@ -1,3 +1,11 @@
+/*
+ * RedisSemaphoreClient: the connections to Redis, and the background work that its handles need while
+ * callers of this JVM wait or hold leases (the lines: subscriptions and heartbeats of queued requests;
+ * the grants received by pub/sub; the renewal of leases). One file of about 700 lines on purpose: all of
+ * that is this one class's private state (the waiters, the lines, the leases kept), guarded together and
+ * ended together by close(). What it sends is in RedisScripts.kt (the Lua scripts, the request ids), a
+ * semaphore's operations in RedisSemaphoreHandle.kt.
+ */
 package dev.semaphore.redis
 
 import dev.semaphore.ListenerRegistration
@@ -25,13 +33,11 @@ import kotlinx.coroutines.cancel
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.launch
-import java.security.MessageDigest
 import java.security.SecureRandom
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicLong
-import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeMark
 import kotlin.time.TimeSource
@@ -710,91 +716,5 @@ public class RedisSemaphoreClient internal constructor(
             }
             return name
         }
-    }
-}
-
-/**
- * One Lua script: head.lua, then the operation's text with lib.lua in place of its line
- * "-- [lib.lua]" (what comes before that line is the operation's fast path), or at its start; a
- * read-only operation ([withLib] false: no purge, no creation) is head.lua and its text alone.
- */
-internal class Script private constructor(operation: String, val integerReplies: Boolean = false, withLib: Boolean = true) {
-    val text: String = head + when {
-        !withLib -> operation
-        LIB_MARK in operation -> operation.replace(LIB_MARK, lib)
-        else -> lib + operation
-    }
-    val sha: String = MessageDigest.getInstance("SHA-1").digest(text.toByteArray()).joinToString("") { "%02x".format(it) }
-
-    companion object {
-        private const val LIB_MARK = "-- [lib.lua]\n"
-
-        private fun resource(name: String): String =
-            Script::class.java.getResource(name)?.readText() ?: error("missing script resource $name")
-
-        private val head = resource("head.lua")
-        private val lib = resource("lib.lua")
-
-        val acquire = Script(resource("acquire.lua"), integerReplies = true)
-        val heartbeat = Script(resource("heartbeat.lua"))
-        val cancel = Script(resource("cancel.lua"))
-        val release = Script(resource("release.lua"), integerReplies = true)
-        val renew = Script(resource("renew.lua"))
-        val state = Script(resource("state.lua"))
-        val resize = Script(resource("resize.lua"))
-        val delete = Script(resource("delete.lua"))
-        val inspect = Script(resource("inspect.lua"), withLib = false)
-    }
-}
-
-/** A grant's lease from a place reply {"G", permits, token, remainingMs, ...} (head.lua), its expiry counted from [anchor]. */
-internal fun leaseOf(semaphore: String, id: String, place: List<Any?>, anchor: TimeMark): Lease =
-    Lease(semaphore, id, (place[1] as Long).toInt(), place[2] as Long, anchor + (place[3] as Long).milliseconds)
-
-/**
- * Request ids, "clientId-n/name" (head.lua): [RedisSemaphoreClient.newRequestId] makes them, and an
- * inspection reads the client back from them. The name is encoded so that the id has no ':' (the
- * scripts' separator in lx members and grant messages), ',' (between grant messages) or space (the
- * resize ids): those become %3A, %2C and %20, and '%' %25.
- */
-internal object RequestIds {
-    /** The longest client name. */
-    const val MAX_NAME = 64
-
-    private val ID = Regex("^([0-9a-f]+)-\\d+(?:/(.*))?$")
-
-    /**
-     * [name] if it is a valid client name: 1 to [MAX_NAME] characters from '!' to '~' (what Redis's
-     * `CLIENT SETNAME` accepts, without spaces).
-     * @throws IllegalArgumentException otherwise, naming it.
-     */
-    fun checkName(name: String): String {
-        require(name.length in 1..MAX_NAME && name.all { it in '!'..'~' }) {
-            "a client name must be 1 to $MAX_NAME characters from '!' to '~' (no spaces), was \"$name\""
-        }
-        return name
-    }
-
-    fun encodeName(name: String): String =
-        name.replace("%", "%25").replace(":", "%3A").replace(",", "%2C").replace(" ", "%20")
-
-    fun decodeName(encoded: String): String =
-        Regex("%(25|3A|2C|20)").replace(encoded) { m -> m.groupValues[1].toInt(16).toChar().toString() }
-
-    /** The client id and name in [requestId]: (id, name); the whole id and null if it is not one of ours. */
-    fun clientOf(requestId: String): Pair<String, String?> {
-        val match = ID.matchEntire(requestId) ?: return requestId to null
-        return match.groupValues[1] to match.groups[2]?.value?.let(::decodeName)
-    }
-
-    /** "pid@host" of this JVM, for a client whose connections have no name; "pid" if the host is not found. */
-    val defaultName: String by lazy {
-        val pid = ProcessHandle.current().pid().toString()
-        val host = sequenceOf(
-            { System.getenv("HOSTNAME") },
-            { System.getenv("COMPUTERNAME") },
-            { java.io.File("/etc/hostname").takeIf { it.isFile }?.readText() },
-        ).mapNotNull { runCatching(it).getOrNull()?.filter { c -> c in '!'..'~' } }.firstOrNull { it.isNotEmpty() }
-        if (host == null) pid else "$pid@$host".take(MAX_NAME)
     }
 }

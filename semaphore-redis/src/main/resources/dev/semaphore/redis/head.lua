@@ -1,4 +1,4 @@
--- The start of every script of a RedisSemaphore (Script in RedisSemaphoreClient.kt assembles it):
+-- The start of every script of a RedisSemaphore (Script in RedisScripts.kt assembles it):
 -- this text, the operation's fast path, lib.lua in place of the operation's line "-- [lib.lua]",
 -- then the operation's slow path. The rules the scripts keep are stated once, in RedisSemaphore.kt
 -- ("THE SERVER SIDE", R1..R9), and cited here. What costs the server time in a script is each call,

@@ -5,7 +5,7 @@
  * timed forms with a positive timeout are left to the storm (ReadWriteLockStressTest): their timer
  * runs on kotlinx's DefaultExecutor thread, which the model checker takes for a thread of the test
  * and reports as hung while it waits; their timeout is a cancellation of the same waiter, which is
- * an operation here. The holds are anonymous (ReadWriteLock.kt, RW4), so any thread may end any hold;
+ * an operation here. The holds are anonymous (ReadWriteLockImpl.kt, RW4), so any thread may end any hold;
  * misuse (ending a hold of a kind that is not held, upgrading without the upgradable read) is caught
  * and returned as the MISUSE result, so its linearizability is checked too.
  *
