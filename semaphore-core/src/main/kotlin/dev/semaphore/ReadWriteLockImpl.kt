@@ -2,7 +2,8 @@
  * ReadWriteLockImpl, the ReadWriteLock behind the factories of ReadWriteLock.kt (which holds the public
  * contract): one WaiterQueue of N = 2^30 permits, served in PriorityOrder without aging, plus the
  * holds (this front-end's own state). The engine gives the exclusion and the order; this file only
- * chooses how many permits each kind of request takes, and keeps the holds.
+ * chooses how many permits each kind of request takes, and keeps the holds. One file of about 530
+ * lines: the encoding, the rules RW1-RW5 and the one class whose every operation relies on them.
  *
  * THE ENCODING (tokio's RwLock does the same on its batch semaphore):
  *     read hold            1 permit
