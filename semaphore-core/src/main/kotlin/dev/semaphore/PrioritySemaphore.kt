@@ -37,6 +37,8 @@ public interface PrioritySemaphore : PermitPool {
      * priority: `acquire(priority = 10)`, `acquire(2, priority = 10)`.
      * @throws IllegalArgumentException if [permits] < 1 or more than the total.
      * @throws SemaphoreClosedException if closed, before or while waiting.
+     * @throws IllegalStateException if, while it waits, [reducePermits] makes the total smaller than [permits]
+     *   (it fails when it reaches the head of the line, with nothing held).
      */
     public suspend fun acquire(permits: Int = 1, priority: Int = 0)
 

@@ -39,6 +39,8 @@ public interface Semaphore : PermitPool {
      * it would have to wait.
      * @throws IllegalArgumentException if [permits] < 1, or more than this semaphore's total (it could never be granted).
      * @throws SemaphoreClosedException if the semaphore is or becomes closed while waiting.
+     * @throws IllegalStateException if, while it waits, [reducePermits] makes the total smaller than [permits]
+     *   (it fails when it reaches the head of the line, with nothing held).
      */
     public suspend fun acquire(permits: Int = 1)
 

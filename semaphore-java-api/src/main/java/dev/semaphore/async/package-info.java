@@ -32,8 +32,9 @@
  *
  * <h2 id="fairness">Fairness</h2>
  * Waiters are served first come, first served (by priority first, for {@link
- * dev.semaphore.async.AsyncPrioritySemaphore}); while anyone waits, no newcomer takes permits, not even
- * {@code tryAcquire}. A request for n permits is granted whole when it is first in line and n are free;
+ * dev.semaphore.async.AsyncPrioritySemaphore}); a newcomer, {@code tryAcquire} included, takes permits
+ * only if it would be served before everyone waiting (so, except for a higher priority, never while
+ * anyone waits). A request for n permits is granted whole when it is first in line and n are free;
  * until then it blocks the requests behind it, so large requests are never starved. A request for more
  * than the total throws {@link java.lang.IllegalArgumentException} at once; bad arguments throw before
  * anything is queued, with a message that names the value.
@@ -42,8 +43,8 @@
  * Cancelling a pending future, or completing it yourself ({@code complete}, {@code
  * completeExceptionally}), withdraws the request: it leaves the line and the waiters behind it are served
  * if they now fit. Permits granted in that same instant are released, never lost. So {@code cancel}
- * returning true means nothing is held, and returning false means the future holds a {@code Permit}
- * that you must close. A request granted at once gets an already completed future, on which cancelling
+ * returning true means nothing is held, and returning false means the future had already completed:
+ * with a {@code Permit} that you must close, or exceptionally (timed out, closed) with nothing held. A request granted at once gets an already completed future, on which cancelling
  * or completing does nothing: it holds the {@code Permit}. Cancelling a future derived from one
  * ({@code thenApply}...) does not reach it. {@code obtrudeValue} and {@code obtrudeException} are not
  * supported (the JDK documents them for error recovery only): on a future that holds a {@code Permit}
@@ -60,7 +61,8 @@
  * A blocking call parks with {@link java.util.concurrent.locks.LockSupport}, so a virtual thread frees
  * its carrier while it waits. An interrupt, before or during the wait, withdraws the request and throws
  * {@link java.lang.InterruptedException} with nothing held, even if the permits were granted in the same
- * instant (they go to the next waiter); the interrupt status is cleared, as usual.
+ * instant (they go to the next waiter); the interrupt status is cleared, as usual. (An interrupted
+ * {@code upgradeBlocking} keeps the upgradable read it had: {@link dev.semaphore.async.AsyncReadWriteLock}.)
  *
  * <h2 id="threads">Threads</h2>
  * A queued future completes on the thread that frees its permits (in {@code Permit.close()}, a

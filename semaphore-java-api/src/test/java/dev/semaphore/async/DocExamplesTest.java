@@ -65,7 +65,7 @@ class DocExamplesTest {
         Permit busy = limiter.acquire().join();
         // example: give-up
         CompletableFuture<Permit> request = limiter.acquire(Duration.ofMillis(200));
-        if (!request.cancel(false)) {
+        if (!request.cancel(false) && !request.isCompletedExceptionally()) {
             request.join().close();   // granted in the same instant: the future holds a Permit to close
         }
         Optional<Permit> maybe = limiter.acquireBlocking(Duration.ofMillis(10));   // empty on timeout

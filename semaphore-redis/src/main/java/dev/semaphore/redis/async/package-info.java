@@ -3,7 +3,8 @@
  * and {@link dev.semaphore.redis.async.AsyncRedisLock}, over the same Kotlin {@code RedisSemaphore} and
  * {@code RedisLock} (one line across every JVM on the server; the guarantees, and what is not promised,
  * are in docs/redis.md and at the top of {@code RedisSemaphore.kt}). They follow the
- * conventions of the local Java API ({@code dev.semaphore.async}), with one difference, the try forms:
+ * conventions of the local Java API ({@code dev.semaphore.async}), with the differences docs/redis.md
+ * ("From Java") lists; the main one is the try forms:
  *
  * <table>
  * <caption>The families</caption>
