@@ -25,6 +25,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import java.awt.Color;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -62,127 +63,34 @@ public final class BenchmarkReport {
     /** The peers a floor row is divided by, in FLOOR_VS_PEER sections. */
     static final Set<String> FLOOR_PEERS = Set.of("kotlinx", "ibm", "juc");
 
-    /** Benchmark classes in report order, with what each one measures. */
-    static final Map<String, String> SECTIONS = new LinkedHashMap<>();
+    /**
+     * Benchmark classes in report order, with what each one measures: the Markdown template sections.md beside
+     * this class (one "## ClassName" heading per class, then its text).
+     */
+    static final Map<String, String> SECTIONS = sections("sections.md");
 
-    static {
-        SECTIONS.put("UncontendedBenchmark", "Uncontended, one thread: every acquisition succeeds at once. "
-                + "`tryAcquireRelease`/`tryLockUnlock` are the non-suspending fast paths; `suspending*` run 1,000 "
-                + "acquire+release inside one coroutine that never suspends (per-operation figures). `B/op` is JMH's "
-                + "gc.alloc.rate.norm (-prof gc). Each row calls the primitive directly from its own benchmark method; the "
-                + "same cycles behind a one-method interface follow in UncontendedInterfaceBenchmark.\n\n"
-                + "`floor` is the **exact-CAS floor** (`ExactCasFloor.kt`): the least a semaphore with our contract does "
-                + "per uncontended cycle. It holds its free and held permits in one volatile 64-bit word and swaps it by "
-                + "one CAS on each side, and nothing else; its release refuses an over-release before it changes "
-                + "anything, and first tests whether anyone waits (the word's sign bit, never set here), as the "
-                + "release of any semaphore that can wait must (kotlinx's tests the sign of its add's result); it is "
-                + "called through kotlinx's `Semaphore` interface by the same code as kotlinx's rows. "
-                + "Why that much: a release that must refuse an over-release first has to read the count, so it is a "
-                + "read and a CAS; kotlinx's release is one `getAndIncrement` that repairs an over-release afterwards "
-                + "(possible because its total never changes), and its suspending `acquire` is one `getAndDecrement` "
-                + "(a negative count registers a waiter in its lock-free queue). And because our total can be resized "
-                + "while permits are held and counts range over `Int`, the check must be made on the word the CAS swaps "
-                + "(a count checked against a total kept elsewhere is open to ABA), so both counts share one 64-bit "
-                + "word. `ours/floor` is what our fast paths cost above that minimum (our word also carries the engine's "
-                + "lock and queue state), and `floor/kotlinx` what kotlinx's design saves: a 32-bit count, and an atomic "
-                + "add where the floor reads and swaps (its release on both cycles, its acquire on the suspending "
-                + "cycle; its `tryAcquire` is a read and a CAS like the floor's).");
-        SECTIONS.put("UncontendedInterfaceBenchmark", "The same uncontended cycles on a semaphore of one permit, in the "
-                + "shape of the independent harness of issue 11: called through a one-method Kotlin interface "
-                + "(`TryCycle.cycle(): Boolean`, `SuspendCycle.cycle()`) whose implementation is chosen per fork by "
-                + "`impl`, the try's result returned to JMH. `floor` is the exact-CAS floor of UncontendedBenchmark behind "
-                + "the same interface. Why the shapes differed before the engine's word was reshaped (issue 11): the "
-                + "direct shape inlines the whole fast path into a `void` benchmark method that throws on failure, which "
-                + "let a longer chain before the CAS (load, unpack, check, pack) overlap with the atomics; behind the "
-                + "interface the wrapper's loads and the returned boolean sit on that chain, so a fast path longer than "
-                + "kotlinx's paid up to about 1 ns more per try cycle in this shape. Our fast acquire is now one compare "
-                + "of the word and a CAS, as short as kotlinx's. Both shapes are measured in every run so that one "
-                + "harness shape cannot hide a difference; the table after the ratios puts them side by side.");
-        SECTIONS.put("CallShapesBenchmark", "The uncontended cycle and the hand-off in the call shapes users write "
-                + "(issue 30; CallShapes.kt), ours and kotlinx's Semaphore behind the same code, a new semaphore each "
-                + "iteration: `interface*` call through a three-method interface with a one-line wrapper class per "
-                + "implementation (`interfaceTry`: tryAcquire + release; `interfaceRunBlocking`: runBlocking { repeat "
-                + "{ acquire(); release() } }; `interfaceLaunch`: the same loop in a launched coroutine; `interfaceLambda`: "
-                + "through a suspend lambda; `interfaceHandoff`: one permit handed between two coroutines), `field*` call "
-                + "the primitive in a field of another class. Per-operation figures.");
-        SECTIONS.put("ContendedBenchmark", "Contended throughput (shape of kotlinx.coroutines' SemaphoreBenchmark): "
-                + "`sections` critical sections split over `coroutines` coroutines, geometric work of mean 50 inside "
-                + "and outside the section, on Dispatchers.Default or a fixed pool of 2 threads; and, with more threads than "
-                + "cores (issue 30), 1,000 coroutines on a fixed pool of 64 threads (`pool64`) and on Dispatchers.IO (`io`), "
-                + "1 and 8 permits. Time for all sections.\n\n"
-                + "`floor` is the **public-API floor of a queue of waiters** (`PublicApiFloor.kt`, `QueueFloor`): a FIFO "
-                + "semaphore whose waiters are the `CancellableContinuation`s of `suspendCancellableCoroutine` (with one "
-                + "`invokeOnCancellation` handler shared by all), kept in a plain array, with the permit count and the array "
-                + "under a monitor and the resume (`tryResume` + `completeResume`) outside it. It has what the workload "
-                + "needs and nothing more: no multi-permit requests, priorities, resizing, close, metrics, Java callers or "
-                + "owners. The floor over kotlinx is what kotlinx's internal API (a reused continuation per coroutine, "
-                + "waiters in its segment queue) saves. Our waiter does not wait in a CancellableContinuation (`Suspending.kt`: "
-                + "it is its own continuation and Job handler), so ours can be below this floor.");
-        SECTIONS.put("ContendedLockBenchmark", "The same contended workload on a lock: our Lock vs kotlinx Mutex. `floor` "
-                + "is the floor of ContendedBenchmark with one permit.");
-        SECTIONS.put("HandoffBenchmark", "Hand-over: two coroutines on one thread strictly alternate acquire/release "
-                + "on a semaphore of 1 (and on the locks) `iterations` times; every step suspends, grants and resumes.\n\n"
-                + "`floor` is the **public-API floor** of one step (`PublicApiFloor.kt`, `HandoffFloor`, the same for both "
-                + "rows): the least a primitive that waits in a `suspendCancellableCoroutine`, kotlinx.coroutines' public "
-                + "way to suspend, can do per hand-off while keeping prompt cancellation and the hand-back of permits, as "
-                + "ours does. Each step is one "
-                + "`suspendCancellableCoroutine` with `invokeOnCancellation(handler)` and one `tryResume(value, null, "
-                + "onCancellation)` + `completeResume` around a single shared slot (one CAS to park, one to take): no "
-                + "queue, no lock, no permit counting, no object of its own per step. It still pays what a "
-                + "CancellableContinuation costs on every suspension: a fresh CancellableContinuationImpl and its parent-job handle "
-                + "(ChildContinuation, added to and removed from the coroutine's Job), the invokeOnCancellation wrapper "
-                + "and the CompletedContinuation of a resume with a hook (128 B per step with kotlinx 1.11, by -prof gc; "
-                + "the `B/op` column, when present, is per invocation of `iterations` steps). kotlinx's own Semaphore "
-                + "and Mutex reuse one continuation per coroutine through an `internal` API instead. So `ours/floor` is "
-                + "what our engine adds above the floor, and `floor/kotlinx` what waiting in a CancellableContinuation "
-                + "costs against kotlinx (above 1: a primitive that waits in one cannot reach kotlinx; below 1: it "
-                + "leaves room to reach kotlinx). The `floor/kotlinx` row divides the floor, not ours. Our waiter does "
-                + "not wait in a CancellableContinuation (`Suspending.kt`: it is its own continuation, Job handler and "
-                + "dispatched task), so ours can be below this floor.");
-        SECTIONS.put("EngineStepBenchmark", "The engine's own part of one hand-off step, without coroutines "
-                + "(`EngineStepBenchmark.java`, white-box: it drives the internal engine from Java): a bare waiter (it "
-                + "always claims, its wake does nothing) queued behind the held permit, then a release that grants it. "
-                + "That is what HandoffBenchmark's ours row pays on top of the kotlinx machinery every row pays: two "
-                + "round trips of the engine's lock (a CAS, then the unlock's volatile store), the line's bookkeeping and "
-                + "the 40-byte waiter node. `floor` is the same step on the hand-off floor's design: one CAS parks an "
-                + "existing object in a slot and one takes it out. `ours - floor` is the engine's share of the hand-off "
-                + "row's gap to its floor.");
-        SECTIONS.put("PriorityBenchmark", "Price of priorities: the contended workload (1,000 coroutines) on our "
-                + "PrioritySemaphore with L priority levels in use (`priority-L`) divided by our plain Semaphore.");
-        SECTIONS.put("CancellationBenchmark", "Cancellation cost: with `waiters` coroutines queued, cancel 1,000 of "
-                + "them spread over the line (SingleShotTime, per cancellation). It should stay flat as `waiters` grows.");
-        SECTIONS.put("JavaUncontendedBenchmark", "Uncontended, one thread, from Java: our AsyncSemaphore "
-                + "(acquire() future + Permit.close(), tryAcquire/release) vs IBM async-util FairAsyncSemaphore and "
-                + "java.util.concurrent.Semaphore (fair).\n\n"
-                + "`floor` (acquireRelease only) is the **contract floor** of `acquire()` (`PermitContractFloor.java`): "
-                + "what its contract forces and nothing else. `acquire()` returns a `CompletableFuture<Permit>`, and a "
-                + "`Permit` is a plain per-acquisition handle whose `close()` releases exactly once; a request granted at "
-                + "once gets the JDK's own completed future (since API 1.0, issue 27: before it, the library's futures "
-                + "refused `obtrudeValue`, which forced a future of our own class completed by a CAS). So an acquisition "
-                + "granted at once costs at least the exact CAS that takes the permit and the close-once CAS before the "
-                + "release CAS: three atomic operations where IBM's `acquire()`, a shared completed stage with no handle "
-                + "to close, and `release()` make two, so IBM can be below this floor. "
-                + "`PermitContractBenchmark` (run by `profile.sh`) measures the parts one by one; see "
-                + "[profiles.md](profiles.md). "
-                + "Until issue 11, ours ran 1.4x this floor: `JavaBridge.acquireAsync` held the queued path too and was "
-                + "340 bytes of bytecode, above HotSpot's 325-byte limit for inlining a hot method (`FreqInlineSize`, "
-                + "seen with `-XX:+PrintInlining`), so every acquire was a real call. Its granted-at-once part is now "
-                + "inline and small and the queued part out of line, so the whole uncontended acquire inlines.");
-        SECTIONS.put("ThreadsBenchmark", "More platform threads than cores on one semaphore (issue 30: the engine's "
-                + "lock with many threads): `threads` threads of a fixed pool share 20,000 sections (geometric work of mean "
-                + "50 outside and inside), blocking: our AsyncSemaphore.acquireBlocking() vs the JDK's fair Semaphore. "
-                + "`parks/section` is the park probe (`ManyThreads.java`): the pool threads' parks (the JVM's count of "
-                + "their waits) per section, counted outside the measured time; unparks are about as many.");
-        SECTIONS.put("ThreadsSuspendingBenchmark", "The workload of ThreadsBenchmark with each thread in its own "
-                + "runBlocking: our Semaphore vs kotlinx's.");
-        SECTIONS.put("FuturesContendedBenchmark", "Java futures under contention: tasks on an executor acquire "
-                + "through futures, work, release: our AsyncSemaphore vs IBM FairAsyncSemaphore vs "
-                + "java.util.concurrent.Semaphore (fair) with blocking threads. The futures' tasks run on a pool of 2 "
-                + "threads, and a task runs a granted section inline and releases before it asks again, so at most two "
-                + "permits are held at once: with 8 permits no acquisition ever waits (FuturesContendedBenchmarkTest "
-                + "checks it), and those rows time each API's granted-at-once acquire under two threads, where ours pays "
-                + "the atomic operation more per section that the `Permit` contract forces (JavaUncontendedBenchmark's "
-                + "contract floor; this section has no floor row of its own). With 1 permit every section is a hand-over.");
+    /** Reads [resource] (beside this class): its "## " headings in order, each with the text up to the next one. */
+    static Map<String, String> sections(String resource) {
+        Map<String, String> out = new LinkedHashMap<>();
+        try (var in = BenchmarkReport.class.getResourceAsStream(resource)) {
+            if (in == null) throw new IllegalStateException("no " + resource + " beside " + BenchmarkReport.class.getName());
+            String key = null;
+            StringBuilder text = new StringBuilder();
+            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n", -1)) {
+                if (line.startsWith("## ")) {
+                    if (key != null) out.put(key, text.toString().strip());
+                    key = line.substring(3).strip();
+                    text.setLength(0);
+                } else if (key != null) {
+                    text.append(line).append('\n');
+                }
+            }
+            if (key != null) out.put(key, text.toString().strip());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (out.isEmpty()) throw new IllegalStateException(resource + " has no \"## \" section");
+        return out;
     }
 
     private BenchmarkReport() {

@@ -43,6 +43,24 @@ class BenchmarkReportTest {
     }
 
     @Test
+    void theSectionTextsComeFromTheMarkdownTemplateInReportOrderOnePerBenchmarkClass() throws Exception {
+        List<String> classes = List.copyOf(BenchmarkReport.SECTIONS.keySet());
+        assertEquals("UncontendedBenchmark", classes.get(0), "the template's first section first");
+        assertEquals(classes.size(), new java.util.HashSet<>(classes).size(), "one section per class");
+        for (String cls : classes) {
+            Class.forName("dev.semaphore.benchmarks." + cls); // a heading that names no benchmark class fails here
+            String text = BenchmarkReport.SECTIONS.get(cls);
+            assertTrue(!text.isBlank() && !text.startsWith("\n") && !text.endsWith("\n") && !text.contains("## "),
+                    cls + ": one trimmed text, no heading inside: " + text);
+        }
+        assertTrue(BenchmarkReport.SECTIONS.get("ThreadsBenchmark").contains("parks/section"), "the template's text, as written");
+        assertTrue(BenchmarkReport.SECTIONS.get("UncontendedBenchmark").contains("\n\n`floor` is the **exact-CAS floor**"),
+                "paragraphs kept");
+        IllegalStateException missing = assertThrows(IllegalStateException.class, () -> BenchmarkReport.sections("no-such.md"));
+        assertTrue(missing.getMessage().contains("no-such.md"), missing.getMessage());
+    }
+
+    @Test
     void pairsOursWithEachPeerOfTheSameParameters() {
         List<BenchmarkReport.Row> rows = BenchmarkReport.parse(JsonParser.parseString(sample()).getAsJsonArray());
         assertEquals(9, rows.size());
