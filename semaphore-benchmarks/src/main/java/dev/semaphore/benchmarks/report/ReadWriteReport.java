@@ -446,20 +446,8 @@ public final class ReadWriteReport {
         return m;
     }
 
-    /** What two cores cannot show (issue 30, item 5), under every run of this section. */
-    static final String NOT_MEASURED = """
-            **What this machine does not measure.** These rows, like every row of this report, come from 2 cores. \
-            On many cores three things may change. Readers let in together run in parallel only up to the number of cores, so \
-            the long read-mostly rows understate what sharing gains where there are more. The engine's lock (`WaiterQueue.kt`, \
-            I3) is taken for every request that waits, every grant and every release while anyone waits; with two cores at most \
-            two threads contend for it, with many cores many do, and its cost per section may grow. What the engine does about \
-            it: a thread that finds it locked spins twice (`SPINS`, a pause of 16 `Thread.onSpinWait()` each), then parks in a \
-            FIFO line, and each unlock wakes one parked thread (`Platform.kt`, P1-P4), so a crowd of threads does not wake \
-            together; the oversubscribed rows (`ThreadsBenchmark`, 64 threads on 2 cores) show that this holds when there are \
-            more threads than cores, not when there are more cores. And the uncontended fast paths are one CAS of one word per \
-            side, whose cost on a socket with many cores sharing the line is not measured here.
-
-            """;
+    /** What two cores cannot show (issue 30, item 5), under every run of this section: from the template readwrite.md. */
+    static final String NOT_MEASURED = BenchmarkReport.sections("readwrite.md").get("not measured") + "\n\n";
 
     private static String verdict(Ratio r) {
         double v = r.value();
