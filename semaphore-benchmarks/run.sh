@@ -1,52 +1,29 @@
 #!/usr/bin/env bash
-# Builds the benchmarks jar, runs every JMH benchmark (ours and the peers in the same run), the
-# memory-per-waiter probe, and writes docs/benchmarks.md + docs/benchmarks-ratios.png.
+# Builds the benchmarks jar, runs JMH benchmarks (ours and the peers in the same run) into docs/results/, and
+# regenerates docs/benchmarks.md + docs/benchmarks-ratios.png from every directory there (Report.java), so the
+# sections a mode does not run keep the figures of the last run that did. What each section measures, and how long
+# each mode takes: docs/benchmarking.md.
 #
-#   semaphore-benchmarks/run.sh quick   # about 10 minutes on 2 cores: 1 fork, short iterations, fewer params
-#   semaphore-benchmarks/run.sh full    # the full parameter grid, 2 forks (about 75 minutes on 2 cores), then
-#                                       # each group where a peer is faster again (about a minute per group)
-#   semaphore-benchmarks/run.sh smoke   # about 4 minutes: checks that everything runs; figures meaningless
-#   semaphore-benchmarks/run.sh distributed   # about 20 minutes: semaphore-redis vs Redisson (a local redis-server);
-#                                             # writes docs/benchmarks-distributed.md + docs/benchmarks-distributed.png
-#                                             # and replaces the distributed section at the end of docs/benchmarks.md
-#                                             # (the local rows before it are kept as they are)
-#   semaphore-benchmarks/run.sh readwrite     # about 14 minutes: only the ReadWriteLock benchmarks (ReadWriteBenchmark,
-#                                             # ReadWriteThreadsBenchmark; short and long sections, workInside 50 and 1000)
-#                                             # with the full settings (2 forks, 5 x 1 s warm-up,
-#                                             # 5 x 1 s measurement); writes docs/benchmarks-readwrite.md + .png and replaces
-#                                             # the ReadWriteLock section of docs/benchmarks.md (every other section is kept).
-#                                             # It builds only this module, against the core, Java API and redis modules
-#                                             # installed in the local Maven repository when they are there (else as the
-#                                             # other modes do).
-#   semaphore-benchmarks/run.sh diagnostics [REF]   # about 60 minutes (more while it waits for a quiet machine): what
-#                                             # diagnostics cost (issue 29). Builds this tree's jar and REF's (default
-#                                             # bc8bd15, main before the diagnostics work), then 8 paired
-#                                             # rounds (ROUNDS=n to change), each REF's jar then this one's, 1 fork, 3 x 1 s
-#                                             # warm-up, 5 x 1 s measurement, with diagnostics off: UncontendedBenchmark
-#                                             # (ours, kotlinx as control), JavaUncontendedBenchmark (ours, juc as control),
-#                                             # ContendedBenchmark (ours, kotlinx; default dispatcher, 1,000 coroutines,
-#                                             # permits 1 and 8), HandoffBenchmark (ours, kotlinx); then DiagnosticsBenchmark
-#                                             # (2 forks, 5 x 1 s + 5 x 1 s, -prof gc). Each JMH run first waits for a quiet
-#                                             # machine (no other java or Maven process using CPU, load below 1.5), and a
-#                                             # round during which one did is measured again. Writes
-#                                             # docs/benchmarks-diagnostics.md + .json and the Diagnostics section of
-#                                             # docs/benchmarks.md (every other section is kept).
+#   run.sh quick | full     # local/ (every local benchmark, the memory probe) and readwrite/; full: 2 forks, every param
+#   run.sh smoke            # the same with tiny sizes into target/smoke/ (docs/ untouched): checks that everything runs
+#   run.sh readwrite        # readwrite/ only, with the full settings
+#   run.sh distributed      # distributed/: semaphore-redis vs Redisson on a local redis-server, in rounds
+#   run.sh diagnostics [REF]  # diagnostics/: 8 paired rounds of REF's jar (default bc8bd15) and this tree's, with
+#                           # diagnostics off, each JMH run on a quiet machine (no other java or Maven process busy,
+#                           # load below 1.5; a disturbed round is measured again), then DiagnosticsBenchmark
 #
 # OFFLINE=1 builds with mvn -o. RESUME=1 run.sh diagnostics goes on with a run that was stopped: the same jars, its
-# finished rounds kept, the round it was in measured again whole. RESUME=1 REMEASURE_ON=1 run.sh diagnostics keeps a
-# finished run's paired rounds and measures DiagnosticsBenchmark again with this tree's jar (after a change that only
-# the observed path runs); the report names both commits.
-#
-# quick, full and smoke run the ReadWriteLock benchmarks too, with their settings (smoke: 10,000 sections).
-#
-# Run it on a quiet machine: anything else running skews the figures.
+# finished rounds kept. RESUME=1 REMEASURE_ON=1 run.sh diagnostics keeps the paired rounds and measures
+# DiagnosticsBenchmark again with this tree's jar.
 set -euo pipefail
 
 mode="${1:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 jar="$here/target/benchmarks.jar"
-out="$here/target/results"
+results="$root/docs/results"
+report_md="$root/docs/benchmarks.md"
+report_png="$root/docs/benchmarks-ratios.png"
 
 case "$mode" in
   quick)
@@ -56,8 +33,8 @@ case "$mode" in
     memory_waiters=500000
     memory_repeats=1
     readwrite=()
-    readwrite_text="quick"
-    run_text="quick (1 fork, 1 x 1 s warm-up, 2 x 1 s measurement; contended permits 1 and 8; hand-over 200,000 steps; futures 1,000 tasks; memory 500,000 waiters, one reading; cancellation 3 warm-up + 5 measured invocations)"
+    readwrite_text="every parameter"
+    run_text="contended permits 1 and 8 only; hand-over 200,000 steps; futures 1,000 tasks; memory 500,000 waiters, one reading"
     ;;
   full)
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
@@ -66,8 +43,8 @@ case "$mode" in
     memory_waiters=1000000
     memory_repeats=3
     readwrite=()
-    readwrite_text="full"
-    run_text="full (2 forks, 5 x 1 s warm-up, 5 x 1 s measurement, every parameter; cancellation 5 warm-up + 10 measured invocations per fork; memory 1,000,000 waiters, median of 3)"
+    readwrite_text="every parameter"
+    run_text="every parameter; memory 1,000,000 waiters, median of 3"
     ;;
   smoke)
     common=(-f 1 -wi 0 -i 1 -w 200ms -r 200ms)
@@ -76,12 +53,16 @@ case "$mode" in
     memory_waiters=100000
     memory_repeats=1
     readwrite=(-p sections=10000)
-    readwrite_text="SMOKE (no warm-up, 10,000 sections): checks that everything runs; the figures are NOT meaningful"
-    run_text="SMOKE (1 fork, no warm-up, one 200 ms iteration, tiny sizes, on a shared busy machine): checks that everything runs; the figures are NOT meaningful"
+    rm -rf "$here/target/smoke" && mkdir -p "$here/target/smoke" && cp -r "$results" "$here/target/smoke/results"
+    results="$here/target/smoke/results"
+    report_md="$here/target/smoke/benchmarks.md"
+    report_png="$here/target/smoke/benchmarks-ratios.png"
+    readwrite_text="10,000 sections: checks that everything runs; the figures are NOT meaningful"
+    run_text="tiny sizes: checks that everything runs; the figures are NOT meaningful"
     ;;
   readwrite)
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
-    readwrite_text="readwrite (only these benchmarks, with the full settings)"
+    readwrite_text="every parameter"
     ;;
   distributed)
     ;;
@@ -110,6 +91,20 @@ installed() {
 
 mvn() { command mvn ${OFFLINE:+-o} "$@"; }
 
+# Writes $1/run.txt: the run ($2), when it finished, and the machine.
+run_txt() {
+  local f m
+  f="$(grep -m1 '^cpu family' /proc/cpuinfo | cut -d: -f2 | xargs)"; m="$(grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "$2; finished $(date -u '+%Y-%m-%d %H:%M') UTC on $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2 | xargs) (family $f, model $m), $(nproc) cores, $(uname -sr)" > "$1/run.txt"
+}
+
+# Regenerates the report from every directory of $results; "$@" are more arguments of Report.
+report() {
+  echo "== report"
+  java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.Report --results "$results" \
+    --out "$report_md" --chart "$report_png" "$@"
+}
+
 echo "== build"
 if [ "$mode" = readwrite ] && installed; then
   # Only this module, against the installed core, Java API and redis modules (another build may be using the
@@ -128,36 +123,25 @@ else
 fi
 
 if [ "$mode" = distributed ]; then
-  # semaphore-redis vs Redisson on a local redis-server (one per fork): JMH rows, then commands per
-  # acquisition and the FIFO check, into $here/target/distributed/. DistributedReport turns them into
-  # docs/benchmarks-distributed.md + .png, and replaces the section of docs/benchmarks.md from its line
-  # "## Distributed: semaphore-redis vs Redisson" to the end with the same text; the local rows before it
-  # stay as the last quick/full run wrote them (and that report includes benchmarks-distributed.md as it is).
-  dist="$here/target/distributed"
+  # semaphore-redis vs Redisson on a local redis-server (one per fork). The uncontended rows in 6 rounds, each running
+  # every implementation once (1 fork, a fresh server), so that ours and each peer are measured side by side in every
+  # round: round trips vary more from minute to minute than within one (the report pools rounds, R4 of Report.java).
+  dist="$results/distributed"
   rm -rf "$dist"
   mkdir -p "$dist"
-  # Uncontended: 6 rounds, each running every implementation once (one fork, a fresh server), so that ours
-  # and each peer are measured side by side in every round: the round trips vary more from minute to minute
-  # than within one. MergeRounds pools the rounds into uncontended.json and writes the paired ratios.
-  rounds=()
   for round in 1 2 3 4 5 6; do
     java -jar "$jar" 'dev.semaphore.benchmarks.distributed.DistributedUncontended' -f 1 -wi 5 -i 10 -w 1s -r 1s \
-      -rf json -rff "$dist/uncontended-$round.json" | tee -a "$dist/jmh-uncontended.txt"
-    rounds+=("$dist/uncontended-$round.json")
+      -rf json -rff "$dist/uncontended-$round.json"
   done
-  java -cp "$jar" dev.semaphore.benchmarks.distributed.MergeRounds --out "$dist/uncontended.json" \
-    --paired "$dist/paired.md" "${rounds[@]}"
   java -jar "$jar" 'dev.semaphore.benchmarks.distributed.DistributedContended' -f 2 -wi 3 -i 8 -w 2s -r 2s \
-    -rf json -rff "$dist/contended.json" | tee "$dist/jmh-contended.txt"
+    -rf json -rff "$dist/contended.json"
   java -cp "$jar" dev.semaphore.benchmarks.distributed.RedisPeersReport | tee "$dist/peers.md"
   # The server the benchmarks ran: LocalRedisServer takes $REDIS_SERVER, else redis-server on the PATH,
   # else the build shipped in embedded-redis.
   redis_bin="${REDIS_SERVER:-$(command -v redis-server || true)}"
-  server_version="$( { [ -n "$redis_bin" ] && "$redis_bin" --version; } 2>/dev/null || echo "the redis-server build of embedded-redis")"
-  echo "== report"
-  java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.DistributedReport --dir "$dist" \
-    --out "$root/docs/benchmarks-distributed.md" --chart "$root/docs/benchmarks-distributed.png" \
-    --server "$server_version" --splice "$root/docs/benchmarks.md"
+  server_version="$( { [ -n "$redis_bin" ] && "$redis_bin" --version | cut -d' ' -f1-3; } 2>/dev/null || echo "the redis-server build of embedded-redis")"
+  run_txt "$dist" "\`run.sh distributed\` against $server_version on a loopback port"
+  report
   exit 0
 fi
 
@@ -259,35 +243,32 @@ if [ "$mode" = diagnostics ]; then
   minutes=$(( ($(date +%s) - $(cat "$dir/started") + 59) / 60 ))
   runtext="run.sh diagnostics, $rounds rounds; $minutes minutes after the builds, waits for a quiet machine included"
   [ ! -f "$dir/on.jar" ] || runtext="run.sh diagnostics, $rounds rounds; DiagnosticsBenchmark measured again later (RESUME=1 REMEASURE_ON=1)"
-  echo "== report"
-  java -cp "$jar" dev.semaphore.benchmarks.report.DiagnosticsReport --dir "$dir" \
-    --before "$before_ref" --after "$after_ref" --on "$on_ref" --out "$root/docs/benchmarks-diagnostics.md" \
-    --json "$root/docs/benchmarks-diagnostics.json" --splice "$root/docs/benchmarks.md" \
-    --run "$runtext"
+  rm -rf "$results/diagnostics"
+  mkdir -p "$results/diagnostics"
+  cp "$dir"/before-*.json "$dir"/after-*.json "$dir/diagnostics.json" "$results/diagnostics/"
+  run_txt "$results/diagnostics" "\`$runtext\`: before is $before_ref, after $after_ref, DiagnosticsBenchmark at $on_ref"
+  report
   exit 0
 fi
 
-# The ReadWriteLock benchmarks: ours and its three peers in one JMH run (the ratios come from one run).
+# The ReadWriteLock benchmarks: ours and its peers in one JMH run (the ratios come from one run), into readwrite/.
 run_readwrite() {
   echo "== read-write lock (ReadWriteBenchmark, ReadWriteThreadsBenchmark)"
+  rm -rf "$results/readwrite"
+  mkdir -p "$results/readwrite"
   java -jar "$jar" 'dev.semaphore.benchmarks.ReadWrite(Threads)?Benchmark' "${common[@]}" ${readwrite[@]+"${readwrite[@]}"} \
-    -rf json -rff "$out/readwrite.json"
+    -rf json -rff "$results/readwrite/readwrite.json"
+  run_txt "$results/readwrite" "\`run.sh $mode\`: $readwrite_text"
 }
 
 if [ "$mode" = readwrite ]; then
-  mkdir -p "$out"
   readwrite=()
   run_readwrite
-  echo "== report"
-  # Writes docs/benchmarks-readwrite.md + .png, and replaces the ReadWriteLock section of docs/benchmarks.md
-  # (placed before the distributed section); every other section stays as the last quick/full/distributed run
-  # wrote it. BenchmarkReport carries benchmarks-readwrite.md along when it regenerates benchmarks.md.
-  java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.ReadWriteReport --json "$out/readwrite.json" \
-    --out "$root/docs/benchmarks-readwrite.md" --chart "$root/docs/benchmarks-readwrite.png" --run "$readwrite_text" \
-    --splice "$root/docs/benchmarks.md"
+  report
   exit 0
 fi
 
+out="$results/local"
 rm -rf "$out"
 mkdir -p "$out"
 
@@ -313,23 +294,15 @@ echo "== memory per waiter"
 java -XX:+UseSerialGC -Xms3g -Xmx3g -cp "$jar" dev.semaphore.benchmarks.MemoryPerWaiter \
   "$memory_waiters" "$out/memory.json" "$memory_repeats"
 
-echo "== report"
-# First the ReadWriteLock section (its own file, which BenchmarkReport then includes before the distributed one).
-java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.ReadWriteReport --json "$out/readwrite.json" \
-  --out "$root/docs/benchmarks-readwrite.md" --chart "$root/docs/benchmarks-readwrite.png" --run "$readwrite_text"
-report=(java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.BenchmarkReport
-  --out "$root/docs/benchmarks.md" --chart "$root/docs/benchmarks-ratios.png"
-  --memory "$out/memory.json" --run "$run_text")
-results=("$out"/uncontended.json "$out"/contended.json "$out"/oversubscribed.json "$out"/cancellation.json)
-"${report[@]}" --recheck-list "$out/recheck.txt" "${results[@]}"
+run_txt "$out" "\`run.sh $mode\`: $run_text"
+report --recheck-list "$here/target/recheck.txt" local/uncontended.json,local/contended.json,local/oversubscribed.json,local/cancellation.json
 
 # Every group where a peer is faster is measured a second time, in a JMH invocation of its own (fresh JVMs, the
 # same settings), and the report shows both ratios: one slow phase of this shared machine during the long run then
 # shows as a row whose two measurements disagree. Each selector line pins every parameter of its group.
-if [ -s "$out/recheck.txt" ]; then
+if [ -s "$here/target/recheck.txt" ]; then
   echo "== recheck: each group where a peer is faster, again"
   n=0
-  rechecks=()
   while read -r -a selector; do
     n=$((n + 1))
     case "${selector[0]}" in
@@ -337,7 +310,6 @@ if [ -s "$out/recheck.txt" ]; then
       *) settings=("${common[@]}") ;;
     esac
     java -jar "$jar" "${selector[@]}" "${settings[@]}" -rf json -rff "$out/recheck-$n.json" < /dev/null
-    rechecks+=(--recheck "$out/recheck-$n.json")
-  done < "$out/recheck.txt"
-  "${report[@]}" "${rechecks[@]}" "${results[@]}"
+  done < "$here/target/recheck.txt"
+  report
 fi

@@ -8,8 +8,8 @@
  * throwing on failure, the shape most favourable to a fast path with a long chain before its CAS (load, unpack,
  * check, pack). Before the engine's word was reshaped (issue 11) ours had such a chain, and behind the interface it
  * cost ours about 0.6-1 ns more per cycle and kotlinx nothing measurable, so a report that showed only the direct
- * shape understated the gap another harness saw. Both shapes are kept, and the report prints their ratios side by
- * side (BenchmarkReport's SECTIONS text for this class says the same for readers of docs/benchmarks.md).
+ * shape understated the gap another harness saw. Both shapes are kept, and the report prints their ratios one after
+ * the other (docs/benchmarking.md says the same for readers of the report).
  *
  * Invariants:
  * - One implementation per fork (JMH forks each @Param value), so every call site is monomorphic, as in the

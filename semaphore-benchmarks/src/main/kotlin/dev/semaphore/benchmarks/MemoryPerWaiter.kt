@@ -184,14 +184,20 @@ public object MemoryPerWaiter {
         return out
     }
 
-    /** Writes [cases] as a small JSON array (no library needed for this shape). */
+    /**
+     * Writes [cases] in the shape of JMH's JSON (one entry per case: `MemoryPerWaiter.<kind>` with params impl, primitive
+     * and waiters, score in B/waiter, the net of the baseline as a secondary result), for the report (Report.java).
+     */
     @JvmStatic
     public fun writeJson(cases: List<MemoryCase>, file: File) {
+        fun num(v: Double?) = v?.let { String.format(java.util.Locale.ROOT, "%.2f", it) } ?: "\"NaN\""
         val body = cases.joinToString(",\n") { c ->
-            val net = c.netOfBaseline?.let { String.format(java.util.Locale.ROOT, "%.2f", it) } ?: "null"
-            "  {\"name\": \"${c.name.replace("\"", "\\\"")}\", \"group\": \"${c.group}\", \"impl\": \"${c.impl}\", " +
-                "\"waiters\": ${c.waiters}, " +
-                "\"bytesPerWaiter\": ${String.format(java.util.Locale.ROOT, "%.2f", c.bytesPerWaiter)}, \"netOfBaseline\": $net}"
+            val kind = if (c.group.startsWith("future")) "futureWaiter" else "coroutineWaiter"
+            val primitive = if (c.group in setOf("semaphore", "lock")) ", \"primitive\": \"${c.group}\"" else ""
+            "  {\"benchmark\": \"dev.semaphore.benchmarks.MemoryPerWaiter.$kind\", \"mode\": \"ss\", " +
+                "\"params\": {\"impl\": \"${c.impl}\"$primitive, \"waiters\": \"${c.waiters}\"}, " +
+                "\"primaryMetric\": {\"score\": ${num(c.bytesPerWaiter)}, \"scoreError\": \"NaN\", \"scoreUnit\": \"B/waiter\"}, " +
+                "\"secondaryMetrics\": {\"net\": {\"score\": ${num(c.netOfBaseline)}}}}"
         }
         file.absoluteFile.parentFile?.mkdirs()
         file.writeText("[\n$body\n]\n")

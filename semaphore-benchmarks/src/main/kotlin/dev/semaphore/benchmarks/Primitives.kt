@@ -4,8 +4,8 @@
  * Invariants:
  * - Every adapter forwards to exactly one public call of its primitive (acquire/lock, release/unlock),
  *   with no extra synchronization, so ours and the peers pay the same adapter cost (one interface call).
- * - Impl names are the ones the report pairs on: "ours*" are ours; "kotlinx", "plain", "none", "floor" are the
- *   references ours is divided by (see report/BenchmarkReport.java).
+ * - Impl names are the ones the report divides (the `ratios` of each section of report/report.md): "ours*" are ours;
+ *   "kotlinx", "plain", "none", "floor" are the references.
  * - "floor" is a public-API floor (PublicApiFloor.kt): of a hand-off (one permit, at most one waiter) in
  *   [Primitives.semaphore] and [Primitives.lock], of a queue of waiters in the contended* factories.
  */

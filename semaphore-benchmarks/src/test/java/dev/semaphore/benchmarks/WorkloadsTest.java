@@ -282,20 +282,6 @@ class WorkloadsTest {
     }
 
     @Test
-    void memoryJsonHasOneEntryPerCase(@TempDir Path dir) throws Exception {
-        File out = dir.resolve("memory.json").toFile();
-        MemoryPerWaiter.writeJson(List.of(
-                new MemoryCase("bare \"quoted\"", "coroutine", "none", 1000, 250.5, null),
-                new MemoryCase("ours", "semaphore", "ours", 1000, 300.25, 49.75)), out);
-        String json = Files.readString(out.toPath());
-        com.google.gson.JsonArray a = com.google.gson.JsonParser.parseString(json).getAsJsonArray();
-        assertEquals(2, a.size());
-        assertEquals("bare \"quoted\"", a.get(0).getAsJsonObject().get("name").getAsString());
-        assertTrue(a.get(0).getAsJsonObject().get("netOfBaseline").isJsonNull());
-        assertEquals(49.75, a.get(1).getAsJsonObject().get("netOfBaseline").getAsDouble(), 1e-9);
-    }
-
-    @Test
     void memoryProbeSeesTheWaitersItQueued() {
         // A sanity check of the method, not a measurement: 50,000 queued coroutines cost far more than 0.
         List<MemoryCase> r = MemoryPerWaiter.measure(MemoryPerWaiter.coroutineCases().subList(0, 2), 50_000, 1);
