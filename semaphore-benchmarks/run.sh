@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the benchmarks jar, runs JMH benchmarks (ours and the peers in the same run) into docs/results/, and
-# regenerates docs/benchmarks.md + docs/benchmarks-ratios.png from every directory there (Report.java), so the
+# regenerates docs/benchmarks.md from every directory there (Report.java), so the
 # sections a mode does not run keep the figures of the last run that did. What each section measures, and how long
 # each mode takes: docs/benchmarking.md.
 #
@@ -23,7 +23,6 @@ root="$(dirname "$here")"
 jar="$here/target/benchmarks.jar"
 results="$root/docs/results"
 report_md="$root/docs/benchmarks.md"
-report_png="$root/docs/benchmarks-ratios.png"
 
 case "$mode" in
   quick)
@@ -56,7 +55,6 @@ case "$mode" in
     rm -rf "$here/target/smoke" && mkdir -p "$here/target/smoke" && cp -r "$results" "$here/target/smoke/results"
     results="$here/target/smoke/results"
     report_md="$here/target/smoke/benchmarks.md"
-    report_png="$here/target/smoke/benchmarks-ratios.png"
     readwrite_text="10,000 sections: checks that everything runs; the figures are NOT meaningful"
     run_text="tiny sizes: checks that everything runs; the figures are NOT meaningful"
     ;;
@@ -101,8 +99,8 @@ run_txt() {
 # Regenerates the report from every directory of $results; "$@" are more arguments of Report.
 report() {
   echo "== report"
-  java -Djava.awt.headless=true -cp "$jar" dev.semaphore.benchmarks.report.Report --results "$results" \
-    --out "$report_md" --chart "$report_png" "$@"
+  java -cp "$jar" dev.semaphore.benchmarks.report.Report --results "$results" \
+    --out "$report_md" "$@"
 }
 
 echo "== build"

@@ -1,5 +1,5 @@
 /*
- * The benchmark report: docs/benchmarks.md and a chart of its ratios, from the JMH JSON files kept in docs/results/,
+ * The benchmark report: docs/benchmarks.md, from the JMH JSON files kept in docs/results/,
  * laid out by the Markdown template report.md beside this class. One generator for every section.
  *
  * The template: {runs} becomes the list of runs and {ratios} the table of every ratio. Each "## " heading opens a
@@ -29,13 +29,14 @@
  *    that are not times). No figure is typed by hand: scores, errors, units, settings and params come from the files.
  * R6 Rechecks: local/recheck-*.json hold groups where a peer was faster, measured a second time; the ratio table shows
  *    such a group's second ratio beside its first. --recheck-list writes the selectors of those groups for run.sh.
+ * R7 A section none of whose files exist says so ("not measured yet") instead of failing: the state of a clone before
+ *    the run that writes them; one with only some of its files is an error that names the missing ones.
  */
 package dev.semaphore.benchmarks.report;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import java.awt.Color;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -53,12 +54,8 @@ import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.commons.math3.distribution.TDistribution;
-import org.knowm.xchart.AnnotationLine;
-import org.knowm.xchart.BitmapEncoder;
-import org.knowm.xchart.CategoryChart;
-import org.knowm.xchart.CategoryChartBuilder;
 
-/** Generates docs/benchmarks.md (and its chart) from the JMH JSON in a results directory and the template report.md. */
+/** Generates docs/benchmarks.md from the JMH JSON in a results directory and the template report.md. */
 public final class Report {
     private Report() {
     }
@@ -154,7 +151,7 @@ public final class Report {
     static final Pattern ROUND = Pattern.compile("(.*?)-(\\d+)\\.json");
 
     /**
-     * Usage: Report --results docs/results --out docs/benchmarks.md [--chart docs/benchmarks-ratios.png]
+     * Usage: Report --results docs/results --out docs/benchmarks.md
      * [--recheck-list FILE local/a.json,local/b.json]: the last writes one JMH selector per group of those files
      * where a peer is faster (R6).
      */
@@ -162,7 +159,7 @@ public final class Report {
         Map<String, String> a = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 >= args.length) throw new IllegalArgumentException("usage: Report "
-                    + "--results DIR --out FILE.md [--chart FILE.png] [--recheck-list FILE FILES]; got " + String.join(" ", args));
+                    + "--results DIR --out FILE.md [--recheck-list FILE FILES]; got " + String.join(" ", args));
             a.put(args[i], args[++i]);
             if (args[i - 1].equals("--recheck-list")) a.put("--recheck-files", i + 1 < args.length ? args[++i] : "");
         }
@@ -177,7 +174,6 @@ public final class Report {
         }
         Path out = Path.of(a.get("--out"));
         Files.writeString(out, markdown(template(), sections, ratios, results), StandardCharsets.UTF_8);
-        if (a.containsKey("--chart")) chart(ratios, Path.of(a.get("--chart")));
         System.out.println("wrote " + out);
     }
 
@@ -224,12 +220,18 @@ public final class Report {
             Pattern select = Pattern.compile(d.getOrDefault("select", ".*"));
             String axis = d.getOrDefault("axis", "impl");
             Map<String, List<Row>> byKey = new LinkedHashMap<>();
+            List<String> missing = new ArrayList<>();
             for (String f : files) {
-                for (Path p : glob(results, f, true)) {
+                List<Path> found = glob(results, f, false);
+                if (found.isEmpty()) missing.add(f);
+                for (Path p : found) {
                     for (Row r : parse(p, axis)) if (select.matcher(r.cls()).matches()) byKey.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r);
                 }
             }
-            if (!files.isEmpty() && byKey.isEmpty()) {
+            if (!missing.isEmpty() && missing.size() < files.size()) {
+                throw new IllegalArgumentException("section \"" + title + "\": no results file " + missing + " under " + results);
+            }
+            if (!files.isEmpty() && missing.isEmpty() && byKey.isEmpty()) {
                 throw new IllegalArgumentException("section \"" + title + "\": no row of " + select + " in " + files + " under " + results);
             }
             List<Cell> cells = byKey.values().stream().map(Cell::of).toList();
@@ -369,11 +371,18 @@ public final class Report {
                     .append(r.recheck() == null ? "" : fmt(r.recheck().value()) + " ± " + fmt(r.recheck().error()) + ", " + r.recheck().verdict())
                     .append(" |\n");
         }
-        md.append(preamble);
+        md.append(preamble.strip()).append('\n');
         for (Section s : sections) {
             md.append("\n## ").append(s.title()).append("\n\n").append(s.text()).append("\n");
             if (!s.cells().isEmpty()) md.append('\n').append(scores(s));
-            if (s.include() != null) md.append('\n').append(Files.readString(results.resolve(s.include())).strip()).append('\n');
+            if (!s.files().isEmpty() && s.cells().isEmpty()) {
+                md.append("\n*Not measured yet: no `results/").append(String.join("`, `results/", s.files())).append("`.*\n");
+            }
+            if (s.include() != null && Files.exists(results.resolve(s.include()))) {
+                md.append('\n').append(Files.readString(results.resolve(s.include())).strip()).append('\n');
+            } else if (s.include() != null) {
+                md.append("\n*Not measured yet: no `results/").append(s.include()).append("`.*\n");
+            }
         }
         return md.toString().replace("{runs}", runs.toString().strip()).replace("{ratios}", table.toString().strip());
     }
@@ -415,41 +424,6 @@ public final class Report {
         Map<String, String> out = new TreeMap<>(s.cells().get(0).first().params());
         out.keySet().removeAll(s.varying());
         return out.isEmpty() ? "none" : String.join(", ", out.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
-    }
-
-    /** One bar chart of time ratios per section, two per row, in one PNG (log scale, a red line at 1). */
-    static void chart(List<Ratio> ratios, Path file) throws IOException {
-        Map<Section, List<Ratio>> bySection = new LinkedHashMap<>();
-        for (Ratio r : ratios) bySection.computeIfAbsent(r.section(), k -> new ArrayList<>()).add(r);
-        int width = Math.max(800, 80 + 40 * bySection.values().stream().mapToInt(List::size).max().orElse(0));
-        List<CategoryChart> charts = new ArrayList<>();
-        for (Map.Entry<Section, List<Ratio>> e : bySection.entrySet()) {
-            CategoryChart c = new CategoryChartBuilder().width(width).height(520).title(e.getKey().title() + ": A / B (< 1: A faster)").build();
-            var st = c.getStyler();
-            st.setYAxisLogarithmic(true);
-            st.setLegendVisible(false);
-            st.setXAxisLabelRotation(45);
-            st.setLabelsVisible(true);
-            st.setLabelsRotation(90);
-            st.setChartBackgroundColor(Color.WHITE);
-            st.setAnnotationLineColor(Color.RED);
-            c.addAnnotation(new AnnotationLine(1.0, false, false));
-            List<String> labels = new ArrayList<>();
-            List<Double> values = new ArrayList<>();
-            for (Ratio r : e.getValue()) {
-                String label = e.getKey().rowName(r.a().first()) + " " + r.a().first().axis() + "/" + r.b().first().axis();
-                while (labels.contains(label)) label += " ";
-                labels.add(label);
-                values.add(Double.isNaN(r.value()) || r.value() <= 0 ? 1.0 : r.value());
-            }
-            st.setYAxisMin(Math.min(0.5, values.stream().mapToDouble(Double::doubleValue).min().orElse(1) / 1.5));
-            st.setYAxisMax(Math.max(2.0, values.stream().mapToDouble(Double::doubleValue).max().orElse(1) * 1.5));
-            c.addSeries("A / B", labels, values);
-            charts.add(c);
-        }
-        if (charts.size() % 2 == 1) charts.add(new CategoryChartBuilder().width(width).height(520).title("").build());
-        String name = file.toString().replaceFirst("\\.png$", "");
-        BitmapEncoder.saveBitmap(charts, charts.size() / 2, 2, name, BitmapEncoder.BitmapFormat.PNG);
     }
 
     static double mean(List<Double> v) {
