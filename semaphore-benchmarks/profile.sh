@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
-# Profiles of the cases where issue 11 compared us with kotlinx.coroutines, ours next to the peer in the same JMH
-# invocation, with async-profiler (tools.profiler:async-profiler, from Maven Central) as JMH's `-prof async`.
-# What the profiles showed, and what changed because of them: docs/profiles.md.
+# Profiles of ours next to kotlinx.coroutines in the same JMH invocation, with async-profiler
+# (tools.profiler:async-profiler, from Maven Central) as JMH's `-prof async`. What they showed: docs/profiles.md.
 #
-#   semaphore-benchmarks/profile.sh     # about 4 minutes on 2 cores; run it on a quiet machine
+#   semaphore-benchmarks/profile.sh     # about 3 minutes on 2 cores; run it on a quiet machine
 #
 # Writes, under semaphore-benchmarks/target/profiles/:
-#   alloc/    hand-off (HandoffBenchmark, ours, kotlinx and the public-API floor): who allocates, by class
-#             (async-profiler's allocation sampling), next to JMH's -prof gc bytes per invocation;
+#   alloc/    hand-off (HandoffBenchmark, ours and kotlinx): who allocates, by class (async-profiler's allocation
+#             sampling), next to JMH's -prof gc bytes per invocation;
 #   cpu/      hand-off Lock and contended Semaphore(1) (ContendedBenchmark, Dispatchers.Default, one coroutine
 #             per core), ours and kotlinx: where the time goes (itimer sampling: perf events are often not
 #             available in containers);
-#   contract.txt  the Java acquire() contract part by part (PermitContractBenchmark, -prof gc: no profiler), with ours
-#             and IBM in the same invocation;
 #   summary.txt  per profile, the allocated classes (alloc) or the frames on top of the stack (cpu) by share of
 #             samples. Each directory also has async-profiler's collapsed stacks (collapsed-*.csv), which any
 #             flame-graph tool reads.
@@ -49,7 +46,7 @@ mkdir -p "$out/ap"
 lib="$out/ap/$ap_platform/libasyncProfiler.so"
 settings=(-f 1 -wi 5 -i 5 -w 1s -r 1s)
 
-echo "== allocation: hand-off, ours, kotlinx and the public-API floor (with -prof gc)"
+echo "== allocation: hand-off, ours and kotlinx (with -prof gc)"
 java -jar "$jar" 'dev.semaphore.benchmarks.HandoffBenchmark' "${settings[@]}" -prof gc \
   -prof "async:libPath=$lib;event=alloc;output=collapsed;dir=$out/alloc" \
   -rf json -rff "$out/alloc.json" | tee "$out/alloc.txt"
@@ -62,10 +59,6 @@ java -jar "$jar" 'dev.semaphore.benchmarks.ContendedBenchmark' -p impl=ours,kotl
   -p coroutines=parallelism -p permits=1 "${settings[@]}" \
   -prof "async:libPath=$lib;event=itimer;output=collapsed;dir=$out/cpu" \
   -rf json -rff "$out/cpu-contended.json" | tee "$out/cpu-contended.txt"
-
-echo "== Java acquire(): the contract part by part, ours and IBM (PermitContractBenchmark)"
-java -jar "$jar" 'dev.semaphore.benchmarks.PermitContractBenchmark' "${settings[@]}" -prof gc \
-  -rf json -rff "$out/contract.json" | tee "$out/contract.txt"
 
 # Share of samples by the last frame of each stack: the allocated class (alloc) or the running method (cpu).
 summarize() {
@@ -83,7 +76,5 @@ summarize() {
     esac
     echo
   done
-  echo "== PermitContractBenchmark (ns per acquire + close; B/op)"
-  grep -E '^PermitContractBenchmark\.[A-Za-z]+(:gc\.alloc\.rate\.norm)? ' "$out/contract.txt"
 } | tee "$out/summary.txt"
 echo "profiles in $out"

@@ -1,71 +1,11 @@
-/*
- * Contended throughput of the locks: the workload of ContendedBenchmark with one permit, our Lock vs
- * kotlinx Mutex. Score = time for all sections (lower is better).
- */
 package dev.semaphore.benchmarks;
 
-import java.util.concurrent.TimeUnit;
-import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.annotations.*;
 
-/** Our Lock vs kotlinx Mutex under contention. */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Warmup(iterations = 5, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-@State(Scope.Benchmark)
-public class ContendedLockBenchmark {
-    /**
-     * ours = dev.semaphore.Lock, kotlinx = kotlinx.coroutines.sync.Mutex, floor = the public-API floor of a queue of
-     * waiters with one permit (PublicApiFloor.kt, QueueFloor).
-     */
-    @Param({"ours", "kotlinx", "floor"})
-    public String impl;
+/** Our Lock vs kotlinx's Mutex under contention (ContendedShape). */
+public class ContendedLockBenchmark extends ContendedShape {
+    /** ours = dev.semaphore.Lock, kotlinx = kotlinx.coroutines.sync.Mutex. */
+    @Param({"ours", "kotlinx"}) public String impl;
 
-    /** Where the coroutines run: Dispatchers.Default, or a fixed pool of 2 threads. */
-    @Param({"default", "pool2"})
-    public String dispatcher;
-
-    /** Coroutines: as many as the dispatcher's threads, or 1,000. */
-    @Param({"parallelism", "1000"})
-    public String coroutines;
-
-    /** Critical sections per invocation, split over the coroutines. */
-    @Param({"100000"})
-    public int sections;
-
-    private BenchDispatchers dispatchers;
-    private int coroutineCount;
-
-    /** Creates the dispatcher. */
-    @Setup(Level.Trial)
-    public void setUp() {
-        dispatchers = BenchDispatchers.of(dispatcher);
-        coroutineCount = dispatchers.coroutines(coroutines);
-    }
-
-    /** Shuts the pool down. */
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        dispatchers.close();
-    }
-
-    /** All sections on a fresh lock. */
-    @Benchmark
-    public long lock() {
-        return Workloads.contended(Primitives.contendedLock(impl), dispatchers.dispatcher, coroutineCount, sections,
-                ContendedBenchmark.WORK, ContendedBenchmark.WORK);
-    }
+    @Benchmark public long lock() { return run(Primitives.lock(impl, false)); }
 }

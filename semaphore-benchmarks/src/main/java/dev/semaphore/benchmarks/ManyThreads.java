@@ -1,18 +1,3 @@
-/*
- * What ThreadsBenchmark and ThreadsSuspendingBenchmark share: the parameters, a fixed pool of `threads` daemon
- * threads made once per trial, the run that splits the sections over them and checks that all ran, and the park
- * probe.
- *
- * The park probe (issue 30: "count parks and unparks per section", in the benchmark, not in the library): the JVM
- * counts, per thread, how many times it entered a waiting state, and a LockSupport.park is one (ThreadInfo's
- * waitedCount). Around every invocation, outside the measured time (Level.Invocation fixtures; an invocation takes
- * milliseconds), the probe sums the pool threads' counts; Parks reports parks per section for each iteration as a
- * secondary result ("parksPerSection"). It counts every park of those threads: the engine lock's, a waiting
- * acquisition's, runBlocking's event loop's, and each idle thread's park on the pool's queue at the end of an
- * invocation (at most `threads` per invocation, so at most threads / sections per section: 0.0032 with 64 threads
- * and 20,000 sections). A park that is not timed ends only with an unpark (or a spurious wake-up), so unparks are
- * about as many; the JVM counts no unparks.
- */
 package dev.semaphore.benchmarks;
 
 import java.lang.management.ManagementFactory;
@@ -20,39 +5,36 @@ import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.openjdk.jmh.annotations.AuxCounters;
-import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.*;
 
-/** The base of the many-threads benchmarks (each declares its own `impl`). */
-@State(Scope.Benchmark)
+/**
+ * What ThreadsBenchmark and ThreadsSuspendingBenchmark share: more platform threads than cores on one semaphore.
+ * `threads` threads of a fixed pool (made once per trial) run `sections` critical sections between them, each with
+ * geometric work of mean WORK outside and inside; the run checks that all ran. Score = time for all sections.
+ *
+ * The park probe: around every invocation, outside the measured time, it sums the pool threads' JVM waited counts
+ * (each LockSupport.park is one: the engine lock's, a waiting acquisition's, runBlocking's event loop's, and at most
+ * one idle park per thread per invocation), reported per section as the secondary result "parksPerSection".
+ */
+@BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.MILLISECONDS) @State(Scope.Benchmark)
+@Warmup(iterations = 3, time = 1) @Measurement(iterations = 5, time = 1) @Fork(1)
 public abstract class ManyThreads {
-    /** Mean geometric work outside and inside each section (as ContendedBenchmark). */
-    public static final int WORK = 50;
+    public static final int WORK = ContendedShape.WORK;
 
-    /** Platform threads (the machine this was written on has 2 cores). */
-    @Param({"4", "16", "64"})
-    public int threads;
-
-    /** Permits of the semaphore. */
-    @Param({"1", "8"})
-    public int permits;
-
-    /** Critical sections per invocation, split over the threads. */
-    @Param({"20000"})
-    public int sections;
+    @Param({"4", "16", "64"}) public int threads;
+    @Param({"1", "8"}) public int permits;
+    @Param({"20000"}) public int sections;
 
     private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
 
@@ -62,39 +44,37 @@ public abstract class ManyThreads {
     private long parks;
     private long sectionsRun;
 
-    /** The pool of `threads` daemon threads, all started (so that the probe knows every one). */
+    /** The pool, all its threads started (so that the probe knows every one). */
     @Setup(Level.Trial)
     public void setUp() {
-        List<Thread> made = new ArrayList<>();
+        Queue<Thread> made = new ConcurrentLinkedQueue<>();
         ThreadFactory daemons = daemons("bench-threads-");
         pool = Executors.newFixedThreadPool(threads, r -> {
             Thread t = daemons.newThread(r);
-            synchronized (made) {
-                made.add(t);
-            }
+            made.add(t);
             return t;
         });
         ((ThreadPoolExecutor) pool).prestartAllCoreThreads();
-        synchronized (made) {
-            if (made.size() != threads) throw new IllegalStateException("the pool started " + made.size() + " threads, expected " + threads);
-            poolThreadIds = made.stream().mapToLong(Thread::getId).toArray();
-        }
+        if (made.size() != threads) throw new IllegalStateException("the pool started " + made.size() + " threads, expected " + threads);
+        poolThreadIds = made.stream().mapToLong(Thread::getId).toArray();
     }
 
-    /** The probe: a new count for each iteration. */
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        pool.shutdownNow();
+    }
+
     @Setup(Level.Iteration)
     public void resetParks() {
         parks = 0;
         sectionsRun = 0;
     }
 
-    /** The probe: the pool threads' waits before an invocation. */
     @Setup(Level.Invocation)
     public void markParks() {
         parksBefore = poolWaits();
     }
 
-    /** The probe: adds an invocation's parks and sections. */
     @TearDown(Level.Invocation)
     public void countParks() {
         parks += poolWaits() - parksBefore;
@@ -110,16 +90,12 @@ public abstract class ManyThreads {
         return sum;
     }
 
-    /**
-     * The park probe's secondary result: the pool threads' parks per section in this iteration (see the file
-     * comment). A benchmark method takes it as a parameter and calls [of] with its own state.
-     */
+    /** The probe's secondary result; a benchmark method takes it as a parameter and calls of(this). */
     @State(Scope.Thread)
     @AuxCounters(AuxCounters.Type.EVENTS)
     public static class Parks {
         private ManyThreads bench;
 
-        /** Reports the probe of [bench] (the benchmark's own state). */
         public void of(ManyThreads bench) {
             this.bench = bench;
         }
@@ -130,29 +106,22 @@ public abstract class ManyThreads {
         }
     }
 
-    /** Stops the pool. */
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        pool.shutdownNow();
-    }
-
-    /** One thread's share: [mine] sections as caller [caller], counting them in [ran]. */
+    /** One thread's share: `mine` sections as caller `caller`, each counted in `ran`; returns the work's digest. */
     public interface Share {
         Callable<Long> of(int caller, int mine, AtomicInteger ran);
     }
 
-    /** Runs the shares of the sections on the pool's threads; checks that all ran; returns the work's digest. */
     long run(Share share) throws InterruptedException, ExecutionException {
         AtomicInteger ran = new AtomicInteger();
         List<Callable<Long>> shares = new ArrayList<>();
-        for (int i = 0; i < threads; i++) shares.add(share.of(i, sections / threads + (i < sections % threads ? 1 : 0), ran));
+        for (int i = 0; i < threads; i++) shares.add(share.of(i, Workloads.share(sections, threads, i), ran));
         long digest = 0;
         for (Future<Long> f : pool.invokeAll(shares)) digest += f.get();
         if (ran.get() != sections) throw new IllegalStateException("ran " + ran.get() + " sections, expected " + sections);
         return digest;
     }
 
-    /** Daemon threads named [prefix] + 1, 2, ... (the benchmarks' pools: a stuck trial never keeps the JVM alive). */
+    /** Daemon threads named prefix + 1, 2, ... (a stuck trial never keeps the JVM alive). */
     public static ThreadFactory daemons(String prefix) {
         AtomicInteger n = new AtomicInteger();
         return r -> {

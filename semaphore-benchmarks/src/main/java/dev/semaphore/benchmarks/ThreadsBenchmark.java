@@ -1,45 +1,16 @@
-/*
- * More platform threads than cores on one semaphore (issue 30: the engine's lock with many threads). `threads`
- * threads of a fixed pool (created once per trial) run `sections` critical sections between them, each with
- * geometric work of mean 50 outside and inside (as ContendedBenchmark), in two shapes:
- * - blocking: ours = AsyncSemaphore.acquireBlocking() and Permit.close() (the Java facade's blocking call),
- *   juc = java.util.concurrent.Semaphore(permits, true), acquireUninterruptibly() and release();
- * - suspending: ours = our Semaphore, kotlinx = kotlinx's, each thread in its own runBlocking (whose event loop
- *   parks the thread while it waits).
- * Score = time for all sections (lower is better); every run checks that all sections ran. The shapes are two
- * benchmark classes (this one and ThreadsSuspendingBenchmark) because their peers differ.
- */
 package dev.semaphore.benchmarks;
 
 import dev.semaphore.async.AsyncSemaphore;
 import dev.semaphore.async.Permit;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.annotations.*;
 
-/** Many platform threads on one semaphore, blocking: our Java facade vs the JDK's fair Semaphore. */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-@State(Scope.Benchmark)
+/** ManyThreads, each thread blocking: our AsyncSemaphore.acquireBlocking() vs the JDK's fair Semaphore. */
 public class ThreadsBenchmark extends ManyThreads {
-    /** ours = AsyncSemaphore, juc = java.util.concurrent.Semaphore(permits, true). */
-    @Param({"ours", "juc"})
-    public String impl;
+    /** ours = AsyncSemaphore (acquireBlocking, Permit.close), juc = java.util.concurrent.Semaphore(permits, true). */
+    @Param({"ours", "juc"}) public String impl;
 
-    /** All sections on a fresh semaphore, each thread blocking; returns the work's digest. */
     @Benchmark
     public long blocking(Parks parks) throws InterruptedException, ExecutionException {
         parks.of(this);
@@ -75,7 +46,7 @@ public class ThreadsBenchmark extends ManyThreads {
         });
     }
 
-    /** The critical section of the blocking shape: takes the permit, works on [x], gives it back. */
+    /** The critical section: takes the permit, works on x, gives it back. */
     private interface Section {
         long run(long x) throws InterruptedException;
     }

@@ -1,19 +1,17 @@
 /*
- * The call shapes users write (issue 30), each with ours and kotlinx's Semaphore behind the same code:
- * - Sem: the interface of the independent harness of issue 30 (suspend acquire, tryAcquire, release), a
- *   one-line wrapper class per implementation, so the benchmark calls each method through an interface.
- * - Holder: the primitive in a field of another class, called directly.
- * Loops run in runBlocking (the harness's shape), in a coroutine launched from it, and through a suspend lambda.
+ * CallShapesBenchmark's call shapes, ours and kotlinx's Semaphore behind the same code: Sem, an interface with a
+ * one-line wrapper per implementation; a Holder, the semaphore in a field of another class, called directly; loops in
+ * runBlocking, in a coroutine launched from it, and through a suspend lambda.
  */
 package dev.semaphore.benchmarks
 
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.yield
 import dev.semaphore.Semaphore as OurSemaphore
 import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 
-/** The independent harness's interface: one wrapper class per implementation. */
 public interface Sem {
     public suspend fun acquire()
     public fun tryAcquire(): Boolean
@@ -35,9 +33,7 @@ private class KotlinxSem(private val s: KotlinxSemaphore) : Sem {
     override val available: Int get() = s.availablePermits
 }
 
-/** The call shapes, by implementation name ("ours" or "kotlinx"). */
 public object CallShapes {
-    /** A new semaphore of [permits] behind [Sem]. @throws IllegalArgumentException for an unknown [impl]. */
     @JvmStatic
     public fun sem(impl: String, permits: Int): Sem = when (impl) {
         "ours" -> OursSem(OurSemaphore(permits))
@@ -45,43 +41,25 @@ public object CallShapes {
         else -> throw IllegalArgumentException("unknown impl '$impl' (expected ours or kotlinx)")
     }
 
-    /** runBlocking { repeat(n) { acquire(); release() } }, the harness's loop. */
+    /** runBlocking { repeat(n) { acquire(); release() } }. */
     @JvmStatic
-    public fun runBlockingLoop(sem: Sem, n: Int): Unit = runBlocking {
-        repeat(n) {
-            sem.acquire()
-            sem.release()
-        }
-    }
+    public fun runBlockingLoop(sem: Sem, n: Int): Unit = runBlocking { repeat(n) { sem.acquire(); sem.release() } }
 
     /** The same loop in a coroutine launched from runBlocking. */
     @JvmStatic
-    public fun launchLoop(sem: Sem, n: Int): Unit = runBlocking {
-        launch {
-            repeat(n) {
-                sem.acquire()
-                sem.release()
-            }
-        }
-    }
+    public fun launchLoop(sem: Sem, n: Int): Unit = runBlocking { launch { repeat(n) { sem.acquire(); sem.release() } } }
 
     /** The loop calling a suspend lambda that does acquire() + release(). */
     @JvmStatic
     public fun lambdaLoop(sem: Sem, n: Int): Unit = runBlocking {
-        val section: suspend () -> Unit = {
-            sem.acquire()
-            sem.release()
-        }
+        val section: suspend () -> Unit = { sem.acquire(); sem.release() }
         repeat(n) { section() }
     }
 
-    /**
-     * Hand-off through [sem] (no permit free at the start): one coroutine launched on Unconfined acquires n
-     * times, the other releases n times, yielding after each release.
-     */
+    /** Hand-off, no permit free at the start: a coroutine on Unconfined acquires n times; the other releases n times, yielding after each. */
     @JvmStatic
     public fun handoff(sem: Sem, n: Int): Unit = runBlocking {
-        val taker = launch(kotlinx.coroutines.Dispatchers.Unconfined) { repeat(n) { sem.acquire() } }
+        val taker = launch(Dispatchers.Unconfined) { repeat(n) { sem.acquire() } }
         repeat(n) {
             sem.release()
             yield()
@@ -90,42 +68,20 @@ public object CallShapes {
     }
 }
 
-/** Our semaphore in a field of another class, called directly (no interface between). */
+/** Our semaphore in a field of another class: tryAcquire() + release(), and the runBlocking loop. */
 public class OursHolder(permits: Int) {
     private val s = OurSemaphore(permits)
 
-    /** tryAcquire() + release(). */
-    public fun cycle(): Boolean {
-        val ok = s.tryAcquire()
-        if (ok) s.release()
-        return ok
-    }
+    public fun cycle(): Boolean = s.tryAcquire().also { if (it) s.release() }
 
-    /** runBlocking { repeat(n) { acquire(); release() } } on the field. */
-    public fun runBlockingLoop(n: Int): Unit = runBlocking {
-        repeat(n) {
-            s.acquire()
-            s.release()
-        }
-    }
+    public fun runBlockingLoop(n: Int): Unit = runBlocking { repeat(n) { s.acquire(); s.release() } }
 }
 
 /** kotlinx's semaphore in a field of another class, as [OursHolder]. */
 public class KotlinxHolder(permits: Int) {
     private val s = KotlinxSemaphore(permits)
 
-    /** tryAcquire() + release(). */
-    public fun cycle(): Boolean {
-        val ok = s.tryAcquire()
-        if (ok) s.release()
-        return ok
-    }
+    public fun cycle(): Boolean = s.tryAcquire().also { if (it) s.release() }
 
-    /** runBlocking { repeat(n) { acquire(); release() } } on the field. */
-    public fun runBlockingLoop(n: Int): Unit = runBlocking {
-        repeat(n) {
-            s.acquire()
-            s.release()
-        }
-    }
+    public fun runBlockingLoop(n: Int): Unit = runBlocking { repeat(n) { s.acquire(); s.release() } }
 }

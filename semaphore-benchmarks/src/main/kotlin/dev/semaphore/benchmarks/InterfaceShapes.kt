@@ -1,40 +1,27 @@
 /*
- * The uncontended cycles behind a one-method interface, the shape of the independent harness of issue 11
- * (UncontendedInterfaceBenchmark): the benchmark calls TryCycle.cycle() or SuspendCycle.cycle(), and the
- * implementation behind it (ours, kotlinx, floor) is chosen per fork by a JMH @Param.
- *
- * Invariants:
- * - Every implementation does the same operations as the direct-call rows of UncontendedBenchmark (tryAcquire +
- *   release, or the suspending acquire + release), on a semaphore of one permit, and nothing else.
- * - TryCycle.cycle() returns whether the try succeeded (the harness hands it to JMH's Blackhole); the benchmark
- *   checks at the end of every iteration that a cycle still succeeds and the permit is back.
- * - "floor" is UncontendedBenchmark's floor (ExactCasFloor: one exact CAS of a 64-bit word on each side), called by kotlinx's
- *   cycle classes, so its calls are exactly kotlinx's.
+ * UncontendedInterfaceBenchmark's cycles: the same operations as UncontendedBenchmark's direct rows, on a semaphore of
+ * one permit, called through a one-method interface (the shape of an independent harness). "floor" is ExactCasFloor
+ * behind kotlinx's cycle classes, so its calls are exactly kotlinx's.
  */
 package dev.semaphore.benchmarks
 
 import dev.semaphore.Semaphore as OurSemaphore
 import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 
-/** One uncontended cycle, tryAcquire() + release(): true if the try succeeded (and the permit was given back). */
+/** tryAcquire() + release(): true if the try succeeded. */
 public interface TryCycle {
     public fun cycle(): Boolean
-
-    /** Permits free now (for the end-of-iteration check). */
     public val available: Int
 }
 
-/** One uncontended suspending cycle, acquire() + release(), called in a coroutine that must never suspend. */
+/** acquire() + release(), in a coroutine that must never suspend. */
 public interface SuspendCycle {
     public suspend fun cycle()
-
-    /** Permits free now (for the end-of-iteration check). */
     public val available: Int
 }
 
-/** The cycles by impl name: "ours", "kotlinx" or "floor" (see the file comment). */
+/** The cycles by impl name: "ours", "kotlinx" or "floor". */
 public object Cycles {
-    /** @throws IllegalArgumentException for an unknown [impl]. */
     @JvmStatic
     public fun tryCycle(impl: String): TryCycle = when (impl) {
         "ours" -> OursTryCycle(OurSemaphore(1))
@@ -43,7 +30,6 @@ public object Cycles {
         else -> throw IllegalArgumentException("unknown cycle impl '$impl' (expected ours, kotlinx or floor)")
     }
 
-    /** @throws IllegalArgumentException for an unknown [impl]. */
     @JvmStatic
     public fun suspendCycle(impl: String): SuspendCycle = when (impl) {
         "ours" -> OursSuspendCycle(OurSemaphore(1))
@@ -59,7 +45,6 @@ private class OursTryCycle(private val s: OurSemaphore) : TryCycle {
         s.release()
         return true
     }
-
     override val available: Int get() = s.availablePermits
 }
 
@@ -69,7 +54,6 @@ private class KotlinxTryCycle(private val s: KotlinxSemaphore) : TryCycle {
         s.release()
         return true
     }
-
     override val available: Int get() = s.availablePermits
 }
 
@@ -78,7 +62,6 @@ private class OursSuspendCycle(private val s: OurSemaphore) : SuspendCycle {
         s.acquire()
         s.release()
     }
-
     override val available: Int get() = s.availablePermits
 }
 
@@ -87,6 +70,5 @@ private class KotlinxSuspendCycle(private val s: KotlinxSemaphore) : SuspendCycl
         s.acquire()
         s.release()
     }
-
     override val available: Int get() = s.availablePermits
 }

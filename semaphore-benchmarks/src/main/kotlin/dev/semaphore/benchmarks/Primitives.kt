@@ -1,13 +1,7 @@
 /*
- * The primitives under test, seen through the two operations the contended workloads need.
- *
- * Invariants:
- * - Every adapter forwards to exactly one public call of its primitive (acquire/lock, release/unlock),
- *   with no extra synchronization, so ours and the peers pay the same adapter cost (one interface call).
- * - Impl names are the ones the report divides (the `ratios` of each section of report/report.md): "ours*" are ours;
- *   "kotlinx", "plain", "none", "floor" are the references.
- * - "floor" is a public-API floor (PublicApiFloor.kt): of a hand-off (one permit, at most one waiter) in
- *   [Primitives.semaphore] and [Primitives.lock], of a queue of waiters in the contended* factories.
+ * The coroutine primitives under test, behind one adapter each. Every adapter forwards each operation to exactly one
+ * public call of its primitive, with no extra synchronization, so ours and the peers pay the same adapter cost.
+ * Impl names are the ones the report divides: "ours" against "kotlinx", "plain", "none" or "floor".
  */
 package dev.semaphore.benchmarks
 
@@ -20,76 +14,42 @@ import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 
 /** A permit source a workload acquires from and releases to. */
 public interface SuspendPermits {
-    /** Suspends until one permit is held; [caller] is the index of the calling coroutine (used for priorities). */
+    /** Suspends until one permit is held; [caller] is the calling coroutine's index (its priority's source). */
     public suspend fun acquire(caller: Int)
 
-    /** Gives the permit back. */
     public fun release()
 
     /** Waiters queued now, or -1 if the primitive does not say. */
     public val queued: Int
 }
 
-/** Factories for the [SuspendPermits] of every implementation that the benchmarks compare. */
 public object Primitives {
     /**
-     * A semaphore of [permits] permits: "ours" (dev.semaphore.Semaphore) or "kotlinx"
-     * (kotlinx.coroutines.sync.Semaphore), or "none" (no semaphore: acquire suspends forever, used as the
-     * memory baseline of a bare suspended coroutine), or "floor" (the public-API floor of a hand-off, one
-     * permit and one waiter at most: [HandoffFloor]). [permits] = 0 means one permit that is already held,
-     * so every acquirer queues (a semaphore with a total of 0 would reject the request as never grantable).
-     * @throws IllegalArgumentException for an unknown [impl], or "floor" with more than one permit.
+     * A semaphore of [permits] permits: "ours", "kotlinx", "floor" ([QueueFloor]) or "none" (acquire suspends
+     * forever: the memory baseline of a bare suspended coroutine). [permits] = 0 means one permit already held.
      */
     @JvmStatic
     public fun semaphore(impl: String, permits: Int): SuspendPermits = when (impl) {
-        "ours" -> OursSemaphorePermits(
-            if (permits == 0) OurSemaphore(1).also { check(it.tryAcquire(1)) } else OurSemaphore(permits),
-        )
+        "ours" -> OursSemaphorePermits(if (permits == 0) OurSemaphore(1).also { check(it.tryAcquire(1)) } else OurSemaphore(permits))
         "kotlinx" -> KotlinxSemaphorePermits(if (permits == 0) KotlinxSemaphore(1, 1) else KotlinxSemaphore(permits))
+        "floor" -> QueueFloor(permits)
         "none" -> NoPermits
-        "floor" -> {
-            require(permits in 0..1) { "the hand-off floor has one permit, asked for $permits" }
-            HandoffFloor(held = permits == 0)
-        }
-        else -> throw IllegalArgumentException("unknown semaphore impl '$impl' (expected ours, kotlinx, none or floor)")
+        else -> throw IllegalArgumentException("unknown semaphore impl '$impl' (expected ours, kotlinx, floor or none)")
     }
 
-    /** [s] itself, made by the caller (with diagnostics, say), behind the same adapter as [semaphore]'s "ours". */
+    /** [s] itself (made by the caller, with diagnostics say) behind the adapter of [semaphore]'s "ours". */
     @JvmStatic
     public fun of(s: OurSemaphore): SuspendPermits = OursSemaphorePermits(s)
 
-    /**
-     * A semaphore of [permits] permits for the contended workloads: as [semaphore], except that "floor" is the
-     * public-API floor of a queue of waiters ([QueueFloor]), not of a single hand-off.
-     */
-    @JvmStatic
-    public fun contendedSemaphore(impl: String, permits: Int): SuspendPermits =
-        if (impl == "floor") QueueFloor(held = false, permits = permits) else semaphore(impl, permits)
-
-    /**
-     * A mutual-exclusion lock, free or (with [locked]) already held: "ours" (dev.semaphore.Lock) or
-     * "kotlinx" (kotlinx.coroutines.sync.Mutex), or "floor" (the public-API floor of a hand-off, [HandoffFloor]:
-     * a lock is a one-permit semaphore as far as a hand-off goes).
-     * @throws IllegalArgumentException for an unknown [impl].
-     */
+    /** A lock, free or already [locked]: "ours" (dev.semaphore.Lock) or "kotlinx" (Mutex). */
     @JvmStatic
     public fun lock(impl: String, locked: Boolean): SuspendPermits = when (impl) {
         "ours" -> OursLockPermits(OurLock(locked))
         "kotlinx" -> KotlinxMutexPermits(KotlinxMutex(locked))
-        "floor" -> HandoffFloor(held = locked)
-        else -> throw IllegalArgumentException("unknown lock impl '$impl' (expected ours, kotlinx or floor)")
+        else -> throw IllegalArgumentException("unknown lock impl '$impl' (expected ours or kotlinx)")
     }
 
-    /** A lock for the contended workloads: as [lock] (free), except that "floor" is [QueueFloor] with one permit. */
-    @JvmStatic
-    public fun contendedLock(impl: String): SuspendPermits =
-        if (impl == "floor") QueueFloor(held = false, permits = 1) else lock(impl, false)
-
-    /**
-     * For the priority benchmark: "plain" is our FIFO Semaphore; "priority-L" is our PrioritySemaphore where
-     * coroutine i acquires at priority i % L, so L priority levels are in use.
-     * @throws IllegalArgumentException for an unknown [impl] or L < 1.
-     */
+    /** "plain": our FIFO Semaphore; "priority-L": our PrioritySemaphore, coroutine i at priority i % L. */
     @JvmStatic
     public fun prioritized(impl: String, permits: Int): SuspendPermits {
         if (impl == "plain") return OursSemaphorePermits(OurSemaphore(permits))
@@ -131,11 +91,9 @@ private class OursPriorityPermits(val s: OurPrioritySemaphore, val levels: Int) 
     override val queued: Int get() = s.queueLength
 }
 
-/** No primitive at all: acquire suspends and is never resumed (only cancellation ends it). */
+/** No primitive: acquire suspends (one continuation frame, as any slow path) and only cancellation ends it. */
 private object NoPermits : SuspendPermits {
-    // Like every primitive's slow path, the inlined suspendCancellableCoroutine gets one continuation frame.
     override suspend fun acquire(caller: Int): Unit = suspendCancellableCoroutine { }
-
     override fun release() = throw IllegalStateException("nothing to release: NoPermits never grants")
     override val queued: Int get() = -1
 }

@@ -1,17 +1,8 @@
 /*
- * The read-write workloads of ReadWriteBenchmark (coroutines) and ReadWriteThreadsBenchmark (blocking
- * threads), and the read-write locks they compare.
- *
- * Invariants (each workload checks its own outcome and throws if it is wrong, so a broken lock cannot
- * produce a fast number):
- * - Every one of the `sections` critical sections runs exactly once, with the kind (read or write) that
- *   SectionKinds fixed for it in advance: the same sequence for every contender.
- * - No writer ever overlaps a reader or another writer: every section enters and leaves one shared
- *   ExclusionCheck (an atomic counter, the same code for every contender), which throws at the first
- *   overlap it sees.
- * - Section j is run by caller j % callers, in increasing j; the work is the per-caller xorshift of
- *   Workloads.geometricWork, so ours and the peers do exactly the same work.
- * - Every lock adapter forwards to the lock's own public calls, with no extra synchronization.
+ * The read-write locks ReadWriteBenchmark (coroutines) and ReadWriteThreadsBenchmark (blocking threads) compare, and
+ * their workloads. Each workload checks that every section ran once with the kind SectionKinds fixed for it, and that
+ * no writer overlapped anyone (ExclusionCheck, the same atomic counter for every contender). Section j is run by
+ * caller j % callers, with the per-caller work of Workloads.geometricWork.
  */
 package dev.semaphore.benchmarks
 
@@ -19,8 +10,8 @@ import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.joinAll
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
+import java.util.concurrent.ExecutionException
 import java.util.concurrent.ExecutorService
-import java.util.concurrent.Future
 import java.util.concurrent.atomic.AtomicInteger
 import dev.semaphore.ReadWritePolicy
 import dev.semaphore.ReadWriteLock as OurReadWriteLock
@@ -29,23 +20,15 @@ import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 
 /** A read-write lock a coroutine workload takes and ends holds of. */
 public interface SuspendReadWrite {
-    /** Suspends until a read hold is taken. */
     public suspend fun lockRead()
-
-    /** Ends a read hold. */
     public fun unlockRead()
-
-    /** Suspends until the write hold is taken. */
     public suspend fun lockWrite()
-
-    /** Ends the write hold. */
     public fun unlockWrite()
 }
 
 /**
- * The kind of each of [sections] sections, fixed in advance: exactly `sections * readPercent / 100`
- * (rounded down) are reads, the others writes, in an order shuffled by a fixed-seed xorshift (the same
- * for every contender and every run).
+ * The kind of each of [sections] sections, fixed in advance: exactly `sections * readPercent / 100` reads (rounded
+ * down), in an order shuffled with a fixed seed (the same for every contender and every run).
  */
 public class SectionKinds(public val sections: Int, public val readPercent: Int) {
     init {
@@ -53,102 +36,83 @@ public class SectionKinds(public val sections: Int, public val readPercent: Int)
         require(readPercent in 0..100) { "readPercent must be in 0..100, was $readPercent" }
     }
 
-    /** The number of read sections. */
     public val reads: Int = (sections.toLong() * readPercent / 100).toInt()
-
-    /** The number of write sections. */
     public val writes: Int = sections - reads
-
     private val write = BooleanArray(sections) { it >= reads }
 
     init {
-        // Fisher-Yates with a fixed xorshift64 seed.
-        var x = -0x61c8864680b583ebL
+        var x = -0x61c8864680b583ebL // Fisher-Yates with a fixed xorshift64 seed
         for (i in sections - 1 downTo 1) {
             x = x xor (x shl 13)
             x = x xor (x ushr 7)
             x = x xor (x shl 17)
             val k = ((x ushr 1) % (i + 1)).toInt()
-            val t = write[i]
-            write[i] = write[k]
-            write[k] = t
+            write[i] = write[k].also { write[k] = write[i] }
         }
     }
 
-    /** True if section [j] is a write. */
     public fun isWrite(j: Int): Boolean = write[j]
 }
 
-/**
- * Counts the readers and the writer inside their sections and throws [IllegalStateException] at the
- * first overlap a writer has with anyone. One atomic read-modify-write on entry and one on exit, for
- * readers and writers alike.
- */
+/** Counts readers and writers inside their sections; throws at the first overlap of a writer with anyone. */
 public class ExclusionCheck {
     private val state = AtomicInteger()
 
-    /** A reader enters: fails if a writer is inside. */
     public fun enterRead() {
         val s = state.incrementAndGet()
         check(s < WRITER) { "exclusion violated: a reader entered while a writer was inside (${describe(s - 1)})" }
     }
 
-    /** A reader leaves. */
     public fun exitRead() {
         state.decrementAndGet()
     }
 
-    /** A writer enters: fails if anyone is inside. */
     public fun enterWrite() {
         val s = state.get()
-        check(s == 0 && state.compareAndSet(0, WRITER)) {
-            "exclusion violated: a writer entered while others were inside (${describe(state.get())})"
-        }
+        check(s == 0 && state.compareAndSet(0, WRITER)) { "exclusion violated: a writer entered while others were inside (${describe(state.get())})" }
     }
 
-    /** A writer leaves: fails if anyone entered while it was inside. */
     public fun exitWrite() {
-        check(state.compareAndSet(WRITER, 0)) {
-            "exclusion violated: others entered while a writer was inside (${describe(state.get())})"
-        }
+        check(state.compareAndSet(WRITER, 0)) { "exclusion violated: others entered while a writer was inside (${describe(state.get())})" }
+    }
+
+    /** A read section's work of mean [work] on [x], checked. */
+    internal fun read(x: Long, work: Int): Long {
+        enterRead()
+        return Workloads.geometricWork(x, work).also { exitRead() }
+    }
+
+    /** A write section's work of mean [work] on [x], checked. */
+    internal fun write(x: Long, work: Int): Long {
+        enterWrite()
+        return Workloads.geometricWork(x, work).also { exitWrite() }
     }
 
     private fun describe(s: Int): String = "readers inside: ${s and (WRITER - 1)}, writers inside: ${s / WRITER}"
 
     private companion object {
-        /** The writer's weight: above any number of readers a test or benchmark runs. */
-        const val WRITER = 1 shl 20
+        const val WRITER = 1 shl 20 // above any number of readers
     }
 }
 
-/** Factories for the read-write locks the benchmark compares. */
 public object ReadWritePrimitives {
     /**
-     * "ours": dev.semaphore.ReadWriteLock ("oursPhaseFair": with ReadWritePolicy.PHASE_FAIR). "kotlinxMutex": one kotlinx Mutex for reads and writes alike.
-     * "kotlinxSemaphore": the reader-writer lock built on a kotlinx Semaphore of K = [coroutines] permits
-     * (so a reader never waits for other readers): a read takes 1 permit; a write takes a kotlinx Mutex
-     * (writers one at a time, so two writers never deadlock holding part of the permits each), then the
-     * K permits one at a time, and keeps the Mutex until it ends. "kotlinxSemaphore-K" is the same with K
-     * permits (at most K readers at once).
-     * @throws IllegalArgumentException for an unknown [impl].
+     * "ours": dev.semaphore.ReadWriteLock; "oursPhaseFair": the same with PHASE_FAIR; "kotlinxMutex": one Mutex for
+     * reads and writes; "kotlinxSemaphore": a kotlinx Semaphore of K = [coroutines] permits (a read takes 1; a write
+     * takes a Mutex, then the K permits one at a time); "kotlinxSemaphore-K": the same with K permits.
      */
     @JvmStatic
-    public fun of(impl: String, coroutines: Int): SuspendReadWrite {
-        if (impl == "ours") return OursReadWrite(OurReadWriteLock())
-        if (impl == "oursPhaseFair") return OursReadWrite(OurReadWriteLock(ReadWritePolicy.PHASE_FAIR))
-        if (impl == "kotlinxMutex") return KotlinxMutexReadWrite(KotlinxMutex())
-        if (impl == "kotlinxSemaphore") return KotlinxSemaphoreReadWrite(coroutines)
-        val k = impl.removePrefix("kotlinxSemaphore-").toIntOrNull()
-        require(impl.startsWith("kotlinxSemaphore-") && k != null && k >= 1) {
-            "unknown read-write impl '$impl' (expected ours, oursPhaseFair, kotlinxMutex, kotlinxSemaphore or kotlinxSemaphore-K with K >= 1)"
-        }
-        return KotlinxSemaphoreReadWrite(k)
+    public fun of(impl: String, coroutines: Int): SuspendReadWrite = when (impl) {
+        "ours" -> OursReadWrite(OurReadWriteLock())
+        "oursPhaseFair" -> OursReadWrite(OurReadWriteLock(ReadWritePolicy.PHASE_FAIR))
+        "kotlinxMutex" -> KotlinxMutexReadWrite(KotlinxMutex())
+        "kotlinxSemaphore" -> KotlinxSemaphoreReadWrite(coroutines)
+        else -> impl.removePrefix("kotlinxSemaphore-").toIntOrNull()?.takeIf { impl.startsWith("kotlinxSemaphore-") && it >= 1 }
+            ?.let { KotlinxSemaphoreReadWrite(it) }
+            ?: throw IllegalArgumentException(
+                "unknown read-write impl '$impl' (expected ours, oursPhaseFair, kotlinxMutex, kotlinxSemaphore or kotlinxSemaphore-K with K >= 1)",
+            )
     }
-
-    /** The permits K of a "kotlinxSemaphore" or "kotlinxSemaphore-K" lock for [coroutines] coroutines. */
-    @JvmStatic
-    public fun semaphorePermits(impl: String, coroutines: Int): Int =
-        if (impl == "kotlinxSemaphore") coroutines else impl.removePrefix("kotlinxSemaphore-").toInt()
 }
 
 private class OursReadWrite(val l: OurReadWriteLock) : SuspendReadWrite {
@@ -165,7 +129,7 @@ private class KotlinxMutexReadWrite(val m: KotlinxMutex) : SuspendReadWrite {
     override fun unlockWrite() = m.unlock(null)
 }
 
-/** A reader-writer lock on a kotlinx Semaphore of [permits] permits (see [ReadWritePrimitives.of]). */
+/** A reader-writer lock on a kotlinx Semaphore of [permits] permits; a Mutex keeps writers one at a time (no deadlock). */
 internal class KotlinxSemaphoreReadWrite(private val permits: Int) : SuspendReadWrite {
     private val semaphore = KotlinxSemaphore(permits)
     private val writers = KotlinxMutex()
@@ -177,12 +141,8 @@ internal class KotlinxSemaphoreReadWrite(private val permits: Int) : SuspendRead
         writers.lock(null)
         var taken = 0
         try {
-            while (taken < permits) {
-                semaphore.acquire()
-                taken++
-            }
-        } catch (e: Throwable) {
-            // Cancelled part-way: give back what was taken, and let the next writer in.
+            while (taken < permits) { semaphore.acquire(); taken++ }
+        } catch (e: Throwable) { // cancelled part-way: give back what was taken, and let the next writer in
             repeat(taken) { semaphore.release() }
             writers.unlock(null)
             throw e
@@ -195,140 +155,78 @@ internal class KotlinxSemaphoreReadWrite(private val permits: Int) : SuspendRead
     }
 }
 
-/** Workloads of the read-write benchmarks (static entry points for Java). */
 public object ReadWriteWorkloads {
     /**
-     * Runs the sections of [kinds] over [coroutines] coroutines on [dispatcher]: section j by coroutine
-     * j % coroutines, each with geometric work of mean [workOutside] before taking the hold its kind
-     * says and of mean [workInside] while holding it. Checks exclusion in every section and that every
-     * section ran once; returns a digest of the work (for a Blackhole).
+     * The sections of [kinds] over [coroutines] coroutines on [dispatcher], each with work of mean [workOutside]
+     * before taking its hold and [workInside] while holding it. Returns the work's digest.
      */
     @JvmStatic
     public fun readWrite(
-        lock: SuspendReadWrite,
-        dispatcher: CoroutineDispatcher,
-        coroutines: Int,
-        kinds: SectionKinds,
-        workInside: Int,
-        workOutside: Int,
+        lock: SuspendReadWrite, dispatcher: CoroutineDispatcher, coroutines: Int, kinds: SectionKinds, workInside: Int, workOutside: Int,
     ): Long = runBlocking {
         require(coroutines >= 1) { "coroutines must be >= 1, was $coroutines" }
         val check = ExclusionCheck()
         val reads = IntArray(coroutines)
         val writes = IntArray(coroutines)
         val digest = LongArray(coroutines)
-        val jobs = List(coroutines) { i ->
+        List(coroutines) { i ->
             launch(dispatcher) {
-                var x = Workloads.seed(i)
-                var j = i
-                while (j < kinds.sections) {
-                    x = Workloads.geometricWork(x, workOutside)
-                    if (kinds.isWrite(j)) {
+                digest[i] = callerSections(i, coroutines, kinds, workOutside) { isWrite, x ->
+                    if (isWrite) {
                         lock.lockWrite()
-                        try {
-                            check.enterWrite()
-                            x = Workloads.geometricWork(x, workInside)
-                            check.exitWrite()
-                        } finally {
-                            lock.unlockWrite()
-                        }
-                        writes[i]++
+                        try { check.write(x, workInside) } finally { lock.unlockWrite(); writes[i]++ }
                     } else {
                         lock.lockRead()
-                        try {
-                            check.enterRead()
-                            x = Workloads.geometricWork(x, workInside)
-                            check.exitRead()
-                        } finally {
-                            lock.unlockRead()
-                        }
-                        reads[i]++
+                        try { check.read(x, workInside) } finally { lock.unlockRead(); reads[i]++ }
                     }
-                    j += coroutines
                 }
-                digest[i] = x
             }
-        }
-        jobs.joinAll()
+        }.joinAll()
         checkCounts(kinds, reads.sum(), writes.sum())
         digest.sum()
     }
 
     /**
-     * The same sections on blocking threads: [threads] tasks on [pool] (which must run them all at once
-     * to have [threads] callers), task i running sections i, i + threads, ... on [lock] (its read and
-     * write locks, blocking). Same checks and digest as [readWrite].
+     * The same sections on blocking threads: [threads] tasks on [pool] (which must run them all at once), on the
+     * read and write locks of [lock]. Same checks and digest as [readWrite].
      */
     @JvmStatic
     public fun readWriteBlocking(
-        lock: java.util.concurrent.locks.ReadWriteLock,
-        pool: ExecutorService,
-        threads: Int,
-        kinds: SectionKinds,
-        workInside: Int,
-        workOutside: Int,
+        lock: java.util.concurrent.locks.ReadWriteLock, pool: ExecutorService, threads: Int, kinds: SectionKinds, workInside: Int, workOutside: Int,
     ): Long {
         require(threads >= 1) { "threads must be >= 1, was $threads" }
         val check = ExclusionCheck()
-        val read = lock.readLock()
-        val write = lock.writeLock()
-        val futures = ArrayList<Future<LongArray>>(threads)
-        for (i in 0 until threads) {
-            futures.add(
-                pool.submit<LongArray> {
-                    var x = Workloads.seed(i)
-                    var reads = 0L
-                    var writes = 0L
-                    var j = i
-                    while (j < kinds.sections) {
-                        x = Workloads.geometricWork(x, workOutside)
-                        if (kinds.isWrite(j)) {
-                            write.lock()
-                            try {
-                                check.enterWrite()
-                                x = Workloads.geometricWork(x, workInside)
-                                check.exitWrite()
-                            } finally {
-                                write.unlock()
-                            }
-                            writes++
-                        } else {
-                            read.lock()
-                            try {
-                                check.enterRead()
-                                x = Workloads.geometricWork(x, workInside)
-                                check.exitRead()
-                            } finally {
-                                read.unlock()
-                            }
-                            reads++
-                        }
-                        j += threads
+        val readLock = lock.readLock()
+        val writeLock = lock.writeLock()
+        val futures = List(threads) { i ->
+            pool.submit<LongArray> {
+                var reads = 0L
+                var writes = 0L
+                val x = callerSections(i, threads, kinds, workOutside) { isWrite, x ->
+                    if (isWrite) {
+                        writeLock.lock()
+                        try { check.write(x, workInside) } finally { writeLock.unlock(); writes++ }
+                    } else {
+                        readLock.lock()
+                        try { check.read(x, workInside) } finally { readLock.unlock(); reads++ }
                     }
-                    longArrayOf(x, reads, writes)
-                },
-            )
-        }
-        var digest = 0L
-        var reads = 0L
-        var writes = 0L
-        for (f in futures) {
-            val r = try {
-                f.get()
-            } catch (e: java.util.concurrent.ExecutionException) {
-                throw e.cause ?: e
+                }
+                longArrayOf(x, reads, writes)
             }
-            digest += r[0]
-            reads += r[1]
-            writes += r[2]
         }
-        checkCounts(kinds, reads.toInt(), writes.toInt())
-        return digest
+        val r = futures.map { f -> try { f.get() } catch (e: ExecutionException) { throw e.cause ?: e } }
+        checkCounts(kinds, r.sumOf { it[1] }.toInt(), r.sumOf { it[2] }.toInt())
+        return r.sumOf { it[0] }
     }
 
-    private fun checkCounts(kinds: SectionKinds, reads: Int, writes: Int) {
-        check(reads == kinds.reads && writes == kinds.writes) {
-            "ran $reads read and $writes write sections, expected ${kinds.reads} and ${kinds.writes}"
-        }
+    /** Caller [i]'s sections i, i + [callers], ...: work of mean [workOutside], then [section] (is it a write, the state). */
+    private inline fun callerSections(i: Int, callers: Int, kinds: SectionKinds, workOutside: Int, section: (Boolean, Long) -> Long): Long {
+        var x = Workloads.seed(i)
+        for (j in i until kinds.sections step callers) x = section(kinds.isWrite(j), Workloads.geometricWork(x, workOutside))
+        return x
+    }
+
+    private fun checkCounts(kinds: SectionKinds, reads: Int, writes: Int) = check(reads == kinds.reads && writes == kinds.writes) {
+        "ran $reads read and $writes write sections, expected ${kinds.reads} and ${kinds.writes}"
     }
 }

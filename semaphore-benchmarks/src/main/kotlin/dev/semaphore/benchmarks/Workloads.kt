@@ -1,18 +1,8 @@
 /*
- * The suspending workloads the Java JMH benchmarks call. Kotlin, because they are coroutine code;
- * the JMH classes stay in Java so that JMH's annotation processor sees them directly.
- *
- * Invariants (each workload checks its own outcome and throws if it is wrong, so a broken primitive
- * cannot produce a fast number):
- * - contended(): every one of the `sections` critical sections runs exactly once.
- * - handoff(): the two coroutines strictly alternate (each section is entered by the other coroutine
- *   than the previous one), so every step is a real suspend-and-hand-over.
- * - the uncontended loops (direct or through SuspendCycle) never suspend (checked: the coroutine must complete
- *   synchronously).
- * - WaiterSet: after fill(), every coroutine is suspended in acquire; cancelSpread(k) cancels k of them,
- *   spread evenly over the line, and each cancelled coroutine has completed when it returns.
- * Work is deterministic: a per-coroutine xorshift generator drawn until a 1-in-mean value (geometric
- * number of steps with the given mean), so ours and the peers do exactly the same work.
+ * The suspending workloads the JMH classes call. Each checks its own outcome and throws if it is wrong, so a broken
+ * primitive cannot post a fast number: contended() runs every section exactly once; in handoff() the two coroutines
+ * strictly alternate; the uncontended loops never suspend; WaiterSet's waiters are all suspended after fill().
+ * The work is deterministic (a per-coroutine xorshift), so ours and the peers do exactly the same work.
  */
 package dev.semaphore.benchmarks
 
@@ -35,12 +25,8 @@ import dev.semaphore.Semaphore as OurSemaphore
 import kotlinx.coroutines.sync.Mutex as KotlinxMutex
 import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 
-/** Workloads shared by the benchmarks (static entry points for Java). */
 public object Workloads {
-    /**
-     * Geometric work: steps an xorshift64 generator from [state] until it draws a value divisible by
-     * [mean] (so the number of steps is geometric with mean [mean]); returns the new state.
-     */
+    /** Steps an xorshift64 generator from [state] until it draws a multiple of [mean]: geometric, mean [mean] steps. */
     @JvmStatic
     public fun geometricWork(state: Long, mean: Int): Long {
         var x = state
@@ -52,49 +38,40 @@ public object Workloads {
         return x
     }
 
-    /** A non-zero generator seed for coroutine [index]. */
+    /** A non-zero generator seed for caller [index]. */
     @JvmStatic
     public fun seed(index: Int): Long = (index + 1L) * -0x61c8864680b583ebL
 
+    /** Caller [i]'s share when [total] items are split over [callers]. */
+    @JvmStatic
+    public fun share(total: Int, callers: Int, i: Int): Int = total / callers + if (i < total % callers) 1 else 0
+
     /**
-     * Runs [sections] critical sections split over [coroutines] coroutines on [dispatcher]; each section
-     * does geometric work of mean [workOutside] before acquiring and [workInside] while holding the permit.
-     * Returns a digest of the work (for a Blackhole).
+     * [sections] critical sections split over [coroutines] coroutines on [dispatcher], each with work of mean
+     * [workOutside] before acquiring and [workInside] while holding. Returns the work's digest.
      */
     @JvmStatic
     public fun contended(
-        permits: SuspendPermits,
-        dispatcher: CoroutineDispatcher,
-        coroutines: Int,
-        sections: Int,
-        workInside: Int,
-        workOutside: Int,
+        permits: SuspendPermits, dispatcher: CoroutineDispatcher, coroutines: Int, sections: Int, workInside: Int, workOutside: Int,
     ): Long = runBlocking {
         require(coroutines >= 1) { "coroutines must be >= 1, was $coroutines" }
         val done = IntArray(coroutines)
         val digest = LongArray(coroutines)
-        val jobs = List(coroutines) { i ->
-            val mine = sections / coroutines + if (i < sections % coroutines) 1 else 0
+        List(coroutines) { i ->
             launch(dispatcher) {
                 var x = seed(i)
-                repeat(mine) {
+                repeat(share(sections, coroutines, i)) {
                     x = section(permits, i, x, workInside, workOutside)
                     done[i]++
                 }
                 digest[i] = x
             }
-        }
-        jobs.joinAll()
-        val total = done.sum()
-        check(total == sections) { "ran $total critical sections, expected $sections" }
+        }.joinAll()
+        check(done.sum() == sections) { "ran ${done.sum()} critical sections, expected $sections" }
         digest.sum()
     }
 
-    /**
-     * One platform thread's share of a [ThreadsBenchmark] run with a suspending primitive: [sections]
-     * sections in the thread's own runBlocking (its event loop parks the thread while it waits), the
-     * work as in [contended]. Returns the work's digest.
-     */
+    /** One platform thread's [sections] sections in its own runBlocking (as [contended]); returns the digest. */
     @JvmStatic
     public fun sectionsInRunBlocking(permits: SuspendPermits, caller: Int, sections: Int, workInside: Int, workOutside: Int): Long =
         runBlocking {
@@ -103,11 +80,7 @@ public object Workloads {
             x
         }
 
-    /**
-     * One critical section of the contended workloads: work of mean [workOutside] on [state], then of mean
-     * [workInside] while holding a permit of [permits]. Inline, so that it adds no suspend frame (and no
-     * allocation) to the loops that call it.
-     */
+    /** One critical section; inline so that it adds no suspend frame (and no allocation) to its callers' loops. */
     @Suppress("NOTHING_TO_INLINE")
     private suspend inline fun section(permits: SuspendPermits, caller: Int, state: Long, workInside: Int, workOutside: Int): Long {
         val x = geometricWork(state, workOutside)
@@ -120,9 +93,8 @@ public object Workloads {
     }
 
     /**
-     * Two coroutines on runBlocking's single thread strictly alternate [iterations] acquire/release steps
-     * on a one-permit [permits] that starts held (so both queue before the first hand-over). Returns the
-     * number of steps.
+     * Two coroutines on runBlocking's thread strictly alternate [iterations] acquire/release steps on a one-permit
+     * [permits] that starts held (both queue before the first hand-over). Returns the number of steps.
      */
     @JvmStatic
     public fun handoff(permits: SuspendPermits, iterations: Int): Int = runBlocking {
@@ -147,80 +119,41 @@ public object Workloads {
         steps
     }
 
-    /** [n] times acquire()+release() of our Semaphore inside one coroutine that must never suspend. */
-    @JvmStatic
-    public fun oursSemaphoreLoop(s: OurSemaphore, n: Int): Unit = runUnsuspended {
-        repeat(n) {
-            s.acquire(1)
-            s.release(1)
-        }
-    }
+    // The uncontended loops: n acquire + release in one coroutine that must never suspend.
 
-    /** [n] times acquire()+release() of a kotlinx Semaphore inside one coroutine that must never suspend. */
     @JvmStatic
-    public fun kotlinxSemaphoreLoop(s: KotlinxSemaphore, n: Int): Unit = runUnsuspended {
-        repeat(n) {
-            s.acquire()
-            s.release()
-        }
-    }
-
-    /** [n] times lock()+unlock() of our Lock inside one coroutine that must never suspend. */
+    public fun oursSemaphoreLoop(s: OurSemaphore, n: Int): Unit = runUnsuspended { repeat(n) { s.acquire(1); s.release(1) } }
     @JvmStatic
-    public fun oursLockLoop(l: OurLock, n: Int): Unit = runUnsuspended {
-        repeat(n) {
-            l.lock(null)
-            l.unlock(null)
-        }
-    }
-
-    /** [n] times lock()+unlock() of a kotlinx Mutex inside one coroutine that must never suspend. */
+    public fun kotlinxSemaphoreLoop(s: KotlinxSemaphore, n: Int): Unit = runUnsuspended { repeat(n) { s.acquire(); s.release() } }
     @JvmStatic
-    public fun kotlinxMutexLoop(m: KotlinxMutex, n: Int): Unit = runUnsuspended {
-        repeat(n) {
-            m.lock(null)
-            m.unlock(null)
-        }
-    }
-
-    /**
-     * [n] times [SuspendCycle.cycle] (acquire()+release() behind a one-method interface) inside one coroutine that
-     * must never suspend: the interface shape of the suspending loops (UncontendedInterfaceBenchmark).
-     */
+    public fun oursLockLoop(l: OurLock, n: Int): Unit = runUnsuspended { repeat(n) { l.lock(null); l.unlock(null) } }
     @JvmStatic
-    public fun suspendCycleLoop(c: SuspendCycle, n: Int): Unit = runUnsuspended {
-        repeat(n) { c.cycle() }
-    }
+    public fun kotlinxMutexLoop(m: KotlinxMutex, n: Int): Unit = runUnsuspended { repeat(n) { m.lock(null); m.unlock(null) } }
 
-    /** Starts [block] on the calling thread and requires it to finish without suspending. */
+    /** [SuspendCycle.cycle] (acquire + release behind a one-method interface) [n] times. */
+    @JvmStatic
+    public fun suspendCycleLoop(c: SuspendCycle, n: Int): Unit = runUnsuspended { repeat(n) { c.cycle() } }
+
     private fun runUnsuspended(block: suspend () -> Unit) {
-        val result = block.startCoroutineUninterceptedOrReturn(NeverResumed)
-        check(result !== COROUTINE_SUSPENDED) { "the loop suspended: the acquisition was not uncontended" }
+        check(block.startCoroutineUninterceptedOrReturn(NEVER_RESUMED) !== COROUTINE_SUSPENDED) { "the loop suspended: the acquisition was not uncontended" }
     }
 
-    /** Completion of an unsuspended loop: it is never resumed, because the loop completes synchronously. */
-    private object NeverResumed : Continuation<Unit> {
-        override val context: CoroutineContext get() = EmptyCoroutineContext
-        override fun resumeWith(result: Result<Unit>) {
-            throw IllegalStateException("an uncontended loop was resumed asynchronously: $result")
-        }
-    }
+    private val NEVER_RESUMED = Continuation<Unit>(EmptyCoroutineContext) { throw IllegalStateException("an uncontended loop was resumed asynchronously: $it") }
 }
 
-/** Coroutines started without a parent Job, on the Unconfined dispatcher (each runs in the thread that wakes it). */
+/** Coroutines with no parent Job, on Unconfined (each runs in the thread that wakes it). */
 private object RootUnconfined : CoroutineScope {
     override val coroutineContext: CoroutineContext = Dispatchers.Unconfined
 }
 
 /**
- * [size] coroutines suspended in [SuspendPermits.acquire] of a primitive that has no free permit, kept
- * by their Jobs. The array is allocated by the constructor, the coroutines by [fill], so a memory probe
- * can measure the two apart.
+ * [size] coroutines suspended in [SuspendPermits.acquire] of a primitive with no free permit. The constructor
+ * allocates the Job array and [fill] the coroutines, so that a memory probe can measure them apart.
  */
 public class WaiterSet(private val permits: SuspendPermits, public val size: Int) {
     private val jobs = arrayOfNulls<Job>(size)
 
-    /** Starts the [size] coroutines; each runs at once until it suspends in acquire (it is then queued). */
+    /** Starts the coroutines; each runs at once until it is queued in acquire. */
     public fun fill(): WaiterSet {
         for (i in 0 until size) {
             jobs[i] = RootUnconfined.launch(start = CoroutineStart.UNDISPATCHED) {
@@ -240,7 +173,7 @@ public class WaiterSet(private val permits: SuspendPermits, public val size: Int
         for (k in 0 until count) jobs[k * step]!!.cancel()
     }
 
-    /** Checks that exactly the [count] waiters of [cancelSpread] are gone and the rest still wait. */
+    /** Checks that exactly the waiters of [cancelSpread] ([count]) are cancelled and completed and the rest wait. */
     public fun verifyCancelled(count: Int) {
         val step = size / count
         for (k in 0 until count) {
@@ -251,7 +184,6 @@ public class WaiterSet(private val permits: SuspendPermits, public val size: Int
         check(q == -1 || q == size - count) { "expected ${size - count} queued waiters after cancelling $count, found $q" }
     }
 
-    /** Cancels every waiter still queued (to free the primitive after a measurement). */
     public fun cancelAll() {
         for (j in jobs) j?.cancel()
     }

@@ -196,8 +196,6 @@ class ReadWriteWorkloadsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ReadWritePrimitives.of("ourz", 10));
         assertTrue(e.getMessage().contains("ourz"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> ReadWritePrimitives.of("kotlinxSemaphore-0", 10));
-        assertEquals(10, ReadWritePrimitives.semaphorePermits("kotlinxSemaphore", 10));
-        assertEquals(4, ReadWritePrimitives.semaphorePermits("kotlinxSemaphore-4", 10));
         ReadWriteBenchmark b = new ReadWriteBenchmark();
         b.impl = "nope";
         b.dispatcher = "default";

@@ -9,10 +9,9 @@ import java.util.concurrent.atomic.AtomicLong
 import kotlin.system.exitProcess
 
 /**
- * The server memory of one RedisSemaphore after many acquisitions, for docs/redis.md: on a fresh
- * redis-server, 16 coroutines of one client take and release 1 of 8 permits until 10,000, 100,000
- * and 1,000,000 acquisitions are done; after each, `MEMORY USAGE` of the semaphore's four keys
- * (summed) and the server's `used_memory`.
+ * The server memory of one RedisSemaphore after many acquisitions, for docs/redis.md: 16 coroutines take and release
+ * 1 of 8 permits until 10,000, 100,000 and 1,000,000 acquisitions; after each, `MEMORY USAGE` of its four keys and
+ * the server's `used_memory`.
  *
  *   java -cp semaphore-benchmarks/target/benchmarks.jar dev.semaphore.benchmarks.distributed.RedisMemoryReport
  */

@@ -1,14 +1,11 @@
 /*
- * The distributed peers, for DistributedUncontendedBenchmark, DistributedContendedBenchmark and
- * RedisPeersReport: our RedisSemaphore / RedisLock and Redisson's RSemaphore,
- * RPermitExpirableSemaphore and RFairLock, on one redis-server started as semaphore-redis's tests
- * start it. Every implementation is named as in the benchmark method names (<operation>_<impl>).
+ * The distributed implementations under test, on one redis-server: our RedisSemaphore / RedisLock and Redisson's
+ * RSemaphore, RPermitExpirableSemaphore and RFairLock, each named as in the benchmark methods (<operation>_<impl>).
  */
 package dev.semaphore.benchmarks.distributed
 
 import dev.semaphore.redis.Lease
 import dev.semaphore.redis.RedisSemaphoreClient
-import dev.semaphore.redis.RedisSemaphoreConfig
 import dev.semaphore.redis.asSemaphore
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
@@ -24,7 +21,7 @@ import kotlin.system.exitProcess
 
 /** One implementation under test, connected to one server. */
 abstract class Peer(val impl: String) : AutoCloseable {
-    /** Acquires one permit (a lock: locks), blocking; returns what [release] needs. */
+    /** Acquires one permit, blocking; returns what [release] needs. */
     abstract fun acquire(): Any
 
     abstract fun release(held: Any)
@@ -46,27 +43,19 @@ abstract class Peer(val impl: String) : AutoCloseable {
         }
     }
 
-    /** Acquires, counts [held] down, waits for [release], releases (all on this thread). */
-    fun holdUntil(held: CountDownLatch, release: CountDownLatch) = acquireRelease {
-        held.countDown()
-        release.await()
-    }
-
-    /** Runs [workers] concurrent workers, each doing [cycles] acquire-release cycles; returns when all are done. */
+    /** Runs [workers] concurrent workers of [cycles] acquire-release cycles each; returns when all are done. */
     abstract fun contended(workers: Int, cycles: Int)
 
-    abstract override fun close()
+    abstract override fun close() // without AutoCloseable's `throws Exception`, for Java callers
 }
 
-/** Our RedisSemaphore (or RedisLock as "oursLock"): suspending calls, 1 coroutine per worker. */
+/** Our RedisSemaphore (or RedisLock, "oursLock"): suspending calls, a coroutine per worker. */
 class OursPeer(uri: String, impl: String, name: String, permits: Int) : Peer(impl) {
     private val client = RedisSemaphoreClient.connect(uri)
     private val semaphore = if (impl == "oursLock") client.lock(name).asSemaphore() else client.semaphore(name, permits)
 
     override fun acquire(): Any = runBlocking { semaphore.acquire() }
-
     override fun release(held: Any) = runBlocking { semaphore.release(held as Lease) }
-
     override fun acquireRelease(): Long = runBlocking { cycle() }
 
     private suspend fun cycle(): Long {
@@ -82,7 +71,7 @@ class OursPeer(uri: String, impl: String, name: String, permits: Int) : Peer(imp
     override fun close() = client.close()
 }
 
-/** Redisson's RSemaphore, RPermitExpirableSemaphore or fair RLock: blocking calls, 1 thread per worker. */
+/** Redisson's RSemaphore, RPermitExpirableSemaphore or fair RLock: blocking calls, a thread per worker. */
 class RedissonPeer(uri: String, impl: String, name: String, permits: Int) : Peer(impl) {
     private val redisson: RedissonClient = Redisson.create(Config().apply { useSingleServer().address = uri })
     private val semaphore by lazy { redisson.getSemaphore(name).also { it.trySetPermits(permits) } }
@@ -123,16 +112,16 @@ class RedissonPeer(uri: String, impl: String, name: String, permits: Int) : Peer
     }
 }
 
-/** Our defaults that the peers run with, for the report: "lease 30s, heartbeat 2s". */
-fun oursDefaults(): String = RedisSemaphoreConfig().let { "lease ${it.leaseTime}, heartbeat ${it.heartbeatInterval}" }
-
 /** The peer for [impl] ("ours", "oursLock", "redissonSemaphore", "redissonPermitExpirable", "redissonFairLock"). */
 fun peer(uri: String, impl: String, name: String, permits: Int): Peer =
     if (impl.startsWith("ours")) OursPeer(uri, impl, name, permits) else RedissonPeer(uri, impl, name, permits)
 
+/** The impl of a benchmark method named <operation>_<impl>, from JMH's full benchmark name. */
+fun implOf(benchmark: String): String = benchmark.substringAfterLast('.').substringAfter('_')
+
 /**
- * The second process of the contended benchmark: `impl uri name permits workers` runs [workers] workers
- * of acquire-release cycles on the same semaphore until killed (or until its parent dies).
+ * The second process of DistributedContendedBenchmark: `impl uri name permits workers` runs [workers] workers of
+ * acquire-release cycles on the same semaphore until killed or until its parent dies.
  */
 object RedisLoad {
     @JvmStatic

@@ -5,27 +5,23 @@ import java.net.InetAddress
 import java.net.Socket
 import java.util.Collections
 import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.atomic.AtomicLong
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicLong
 import kotlin.system.exitProcess
 
 /**
- * What JMH does not measure, for docs/benchmarks.md's distributed section, measured on a fresh
- * redis-server per implementation:
- * - Redis commands per acquisition, as clients sent them (counted with MONITOR) and as the server ran
- *   them (INFO commandstats, where the commands that scripts call count too), and the server's time
- *   in scripts per acquisition (INFO commandstats usec of evalsha and eval): 1,000 uncontended
- *   acquire-release cycles, then 1,000 under contention (20 workers x 50 cycles on 1 permit);
- * - fairness: 1 permit held, 20 workers queued one after another (each starts 100 ms after the
- *   previous), then released: were they served in the order they asked?
+ * What JMH does not measure, for the distributed section, on a fresh redis-server per implementation: the commands
+ * per acquisition as clients sent them (MONITOR) and as the server ran them (INFO commandstats, scripts' inner
+ * commands included), with the server's µs in scripts, for 1,000 uncontended cycles and for 20 workers x 50 cycles on
+ * 1 permit; and fairness: 20 workers queued one after another behind a holder, served in the order they asked?
  *
  *   java -cp semaphore-benchmarks/target/benchmarks.jar dev.semaphore.benchmarks.distributed.RedisPeersReport
  */
 object RedisPeersReport {
     private val impls = listOf("ours", "oursLock", "redissonSemaphore", "redissonPermitExpirable", "redissonFairLock")
 
-    /** Counts the commands that clients send (MONITOR; a script's inner commands, tagged "lua", are not counted). */
+    /** Counts the commands clients send (MONITOR; a script's inner commands, tagged "lua", are not counted). */
     private class CommandCounter(port: Int) : AutoCloseable {
         private val socket = Socket(InetAddress.getLoopbackAddress(), port)
         val byCommand = ConcurrentHashMap<String, AtomicLong>()
@@ -57,15 +53,10 @@ object RedisPeersReport {
         }
     }
 
-    /** What one batch of 1,000 acquisitions cost: as sent by clients (MONITOR) and as run by the server (INFO commandstats). */
+    /** Per acquisition: commands sent (MONITOR), commands the server ran, and its µs in scripts (INFO commandstats). */
     private class Cost(val sent: Double, val executed: Double, val scriptMicros: Double)
 
-    /**
-     * Runs [work] (1,000 acquisitions) twice and measures it: the first time, the commands sent per
-     * acquisition (MONITOR); the second time, without MONITOR (which slows the server down), the
-     * commands the server executed per acquisition (INFO commandstats: every command, those that scripts
-     * call included) and the microseconds it spent in scripts per acquisition (evalsha and eval).
-     */
+    /** Runs [work] (1,000 acquisitions) twice: with MONITOR to count what is sent, then without it (it slows the server). */
     private fun count(server: LocalRedisServer, details: StringBuilder, label: String, work: () -> Unit): Cost {
         val counter = CommandCounter(server.port)
         Thread.sleep(200)
@@ -82,15 +73,11 @@ object RedisPeersReport {
     }
 
     /** INFO commandstats: command -> (calls, usec), without the commands this report sends itself. */
-    private fun commandStats(server: LocalRedisServer): Map<String, Pair<Long, Long>> {
-        val text = server.reply("INFO", "commandstats").single()
-        return text.lines().filter { it.startsWith("cmdstat_") }.associate { line ->
+    private fun commandStats(server: LocalRedisServer): Map<String, Pair<Long, Long>> =
+        server.reply("INFO", "commandstats").single().lines().filter { it.startsWith("cmdstat_") }.associate { line ->
             val name = line.substringAfter("cmdstat_").substringBefore(':')
-            val calls = line.substringAfter("calls=").substringBefore(',').toLong()
-            val usec = line.substringAfter("usec=").substringBefore(',').toLong()
-            name to (calls to usec)
+            name to (line.substringAfter("calls=").substringBefore(',').toLong() to line.substringAfter("usec=").substringBefore(',').toLong())
         }.filterKeys { !it.startsWith("config") && !it.startsWith("info") && it != "monitor" }.toSortedMap()
-    }
 
     @JvmStatic
     fun main(args: Array<String>) {
@@ -108,11 +95,10 @@ object RedisPeersReport {
                     val uncontended = count(server, details, "$impl, 1,000 uncontended cycles") { repeat(1000) { p.acquireRelease() } }
                     val contended = count(server, details, "$impl, 20 workers x 50 cycles on 1 permit") { p.contended(20, 50) }
                     val order = fairness(server.uri, impl)
-                    val fifo = order == (0 until 20).toList()
                     println(
                         "| $impl | %.2f | %.2f | %.1f | %.2f | %.2f | %s |".format(
                             uncontended.sent, uncontended.executed, uncontended.scriptMicros,
-                            contended.sent, contended.executed, if (fifo) "yes" else "no: $order",
+                            contended.sent, contended.executed, if (order == (0 until 20).toList()) "yes" else "no: $order",
                         ),
                     )
                 }
@@ -123,19 +109,22 @@ object RedisPeersReport {
         exitProcess(0)
     }
 
-    /** The order in which 20 workers, queued one after another behind a holder, were served. */
+    /** The order in which 20 workers, queued one after another (100 ms apart) behind a holder, were served. */
     private fun fairness(uri: String, impl: String): List<Int> {
         val holder = peer(uri, impl, "fair-$impl", 1)
         val served = Collections.synchronizedList(mutableListOf<Int>())
         val release = CountDownLatch(1)
         val held = CountDownLatch(1)
-        val holderThread = Thread { holder.holdUntil(held, release) }.apply { start() }
+        val holderThread = Thread {
+            holder.acquireRelease {
+                held.countDown()
+                release.await()
+            }
+        }.apply { start() }
         held.await()
         val workers = (0 until 20).map { i ->
             val p = peer(uri, impl, "fair-$impl", 1)
-            Thread {
-                p.acquireRelease { served += i }
-            }.apply { start() }.also { Thread.sleep(100) } to p
+            Thread { p.acquireRelease { served += i } }.apply { start() }.also { Thread.sleep(100) } to p
         }
         release.countDown()
         holderThread.join()
