@@ -275,7 +275,7 @@ java -jar "$jar" 'dev.semaphore.benchmarks.((Java)?UncontendedBenchmark|Unconten
   -rf json -rff "$out/uncontended.json"
 
 echo "== contended, hand-over, priority, Java futures, many threads"
-java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|HandoffBenchmark|EngineStepBenchmark|PriorityBenchmark|FuturesContendedBenchmark|ThreadsBenchmark|ThreadsSuspendingBenchmark)' \
+java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|HandoffBenchmark|PriorityBenchmark|FuturesContendedBenchmark|ThreadsBenchmark|ThreadsSuspendingBenchmark)' \
   "${common[@]}" ${contended[@]+"${contended[@]}"} -rf json -rff "$out/contended.json"
 
 echo "== contended, on more threads than cores: a fixed pool of 64 threads and Dispatchers.IO"

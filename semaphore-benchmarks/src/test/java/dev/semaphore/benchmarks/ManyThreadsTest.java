@@ -68,7 +68,9 @@ class ManyThreadsTest {
                 b.countParks();
             }
             double perSection = parks.parksPerSection();
-            assertTrue(perSection > 0 && perSection < 1_000, impl + ": 8 threads on 1 permit park, a bounded number of times: " + perSection);
+            // Zero is possible: on a busy machine the threads may start one after another and never meet (seen once
+            // with kotlinx). That the probe counts a park at all is shown by the test above.
+            assertTrue(perSection >= 0 && perSection < 1_000, impl + ": a count, and a bounded one: " + perSection);
         } finally {
             b.tearDown();
         }
