@@ -1,6 +1,6 @@
 /*
  * ReadWriteLockImpl, the ReadWriteLock behind the factories of ReadWriteLock.kt (which holds the public
- * contract): one WaiterQueue of N = 2^30 permits, served in PriorityOrder without aging, plus the
+ * contract): one WaiterQueue of N = 2^30 permits, served in UpgradeFirstOrder (WaitOrder.kt), plus the
  * holds (this front-end's own state). The engine gives the exclusion and the order; this file only
  * chooses how many permits each kind of request takes, and keeps the holds. One file of about 530
  * lines: the encoding, the rules RW1-RW5 and the one class whose every operation relies on them.
@@ -16,9 +16,8 @@
  * readers consecutive at the head are granted together, and the first that does not fit (a writer,
  * or a second upgradable read) blocks everyone behind it (I5); nobody barges (I4); a waiter that
  * leaves the line (cancel, timeout) lets those behind it in if they now fit (I5, after cancel).
- * PriorityOrder without aging is FIFO within one priority and ties go to the older waiter, so
- * priority 0 is one FIFO line, and the upgrade (priority 1, never more than one) is served before
- * everyone queued; while it waits it is the head, so it blocks every later request (I5), new readers
+ * UpgradeFirstOrder keeps priority 0 in one FIFO line, and the upgrade (priority 1, never more than
+ * one) is served before everyone queued; while it waits it is the head, so it blocks every later request (I5), new readers
  * included, and it never gives back the upgradable read's U permits on the way.
  * Limits: at most N = 2^30 read holds at once, 2^29 - 1 beside the upgradable read; a reader beyond
  * that waits in line until a read hold ends.
@@ -66,6 +65,7 @@ import dev.semaphore.internal.AtomicStateCell
 import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.PhaseFairOrder
+import dev.semaphore.internal.UpgradeFirstOrder
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
@@ -79,7 +79,6 @@ import dev.semaphore.internal.waitersNow
 import dev.semaphore.internal.toSnapshot
 import kotlin.concurrent.Volatile
 import kotlin.time.Duration
-import kotlin.time.TimeSource
 
 /**
  * The engine-backed [ReadWriteLock] (rules RW1-RW5 at the top of this file). [total] is N; the factory
@@ -103,7 +102,7 @@ internal class ReadWriteLockImpl(
     internal val upgradePermits = total - upgradablePermits
 
     override val waiterQueue: WaiterQueue = when (policy) {
-        ReadWritePolicy.FIFO -> WaiterQueue.priority(total, null, TimeSource.Monotonic)
+        ReadWritePolicy.FIFO -> WaiterQueue(total, UpgradeFirstOrder())
         // PF2: under the queue's lock, no permit free and no plain read recorded is the write hold.
         ReadWritePolicy.PHASE_FAIR -> WaiterQueue(total, PhaseFairOrder(total) { it == 0 && holds.load() and READS == 0L })
     }

@@ -117,7 +117,7 @@ internal class PhaseFairOrder(
     override fun newcomerLeads(priority: Int, now: Long): Boolean =
         if (priority > 0) upgrade == null else size == 0
 
-    /** As in the FIFO policy's PriorityOrder: priority 1 is the upgrade, 0 every other request. */
+    /** As in the FIFO policy's UpgradeFirstOrder: priority 1 is the upgrade, 0 every other request. */
     override fun countAt(priority: Int): Int = when (priority) {
         0 -> readers.size + exclusive.size
         1 -> if (upgrade != null) 1 else 0

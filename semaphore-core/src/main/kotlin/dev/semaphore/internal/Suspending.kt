@@ -28,11 +28,15 @@
  *   back and the coroutine resumes with the CancellationException, never with the permits. The same
  *   check runs when the grant came while the suspender was still registering (takeEarly).
  * - C2, resuming in the coroutine's context: with a CoroutineDispatcher that needs a dispatch and no
- *   ThreadContextElement in the context, the waiter is dispatched as a Runnable (nothing allocated).
- *   Every other case (no dispatch needed, thread-context elements to install, a ContinuationInterceptor
- *   that is not a dispatcher) goes through the interceptor's own continuation for the waiter, so
- *   kotlinx's machinery does what it does for any resumption; with no interceptor the waiter resumes
- *   in place (I7 sends that wake through the trampoline).
+ *   ThreadContextElement in the context, the waiter is dispatched as a Runnable (we allocate nothing;
+ *   Dispatchers.Default and IO wrap a Runnable that is not one of their own tasks in a task object of
+ *   theirs, and an executor's queue may add its node). Every other case (no dispatch needed, as on
+ *   Unconfined, thread-context elements to install, a ContinuationInterceptor that is not a dispatcher)
+ *   goes through the interceptor's own continuation for the waiter (one object per wake), so kotlinx's
+ *   machinery does what it does for any resumption; with no interceptor the waiter resumes in place (I7
+ *   sends that wake through the trampoline). kotlinx's own waiters avoid both objects by reusing one
+ *   continuation per coroutine, which its internal API allows and its public API does not (see
+ *   docs/profiles.md, "Read-write section").
  * - C3, a dispatcher that refuses the wake (throws from isDispatchNeeded or dispatch): the coroutine can
  *   never run, so a grant's permits are handed back (W3), through a per-thread loop for a line of such
  *   coroutines, and the error reaches the caller that released.

@@ -4,9 +4,11 @@
  *
  * Invariants (checked by the tests through WaiterQueue):
  * - A waiter is in at most one WaiterList at a time (FifoOrder's one list, the Level of its
- *   priority, or PhaseFairOrder's readers' or exclusive line; PhaseFairOrder's upgrade is in none). `prev`/`next` link it to its neighbours; `head.prev == null`, `tail.next == null`.
+ *   priority, or PhaseFairOrder's readers' or exclusive line; the upgrade of PhaseFairOrder and of UpgradeFirstOrder is in none). `prev`/`next` link it to its neighbours; `head.prev == null`, `tail.next == null`.
  * - Link, unlink and the size count are O(1); nothing walks a list to find a waiter.
  * - FifoOrder: one list; the head is the longest-waiting waiter.
+ * - UpgradeFirstOrder (ReadWriteLock's FIFO policy): FifoOrder's list for priority 0, and the one queued
+ *   upgrade (priority 1, in no list) served first; the order PriorityOrder without aging gives them. O(1).
  * - PriorityOrder: one non-empty Level (a WaiterList) per priority in use, found by a hash map, and a
  *   binary max-heap of those levels ordered by `before()` on their heads. A level leaves the heap and
  *   the map the moment it becomes empty, so L (levels in the heap) is the number of distinct
@@ -140,6 +142,50 @@ internal class FifoOrder : WaiterList(), WaitOrder {
     override fun countAt(priority: Int): Int = size
 
     override fun countsByPriority(): Map<Int, Int> = emptyMap()
+
+    override val usesClock: Boolean get() = false
+}
+
+/**
+ * ReadWriteLock's FIFO policy: one first-come, first-served list for priority 0 (every request but the
+ * upgrade), and the upgrade (priority 1, at most one queued: ReadWriteLockImpl.kt) served before it. The
+ * order PriorityOrder without aging gives those two priorities, without its map and heap.
+ */
+internal class UpgradeFirstOrder : WaitOrder {
+    private val line = WaiterList()
+    private var upgrade: PermitWaiter? = null
+
+    override val size: Int get() = line.size + (if (upgrade != null) 1 else 0)
+
+    override fun peek(): PermitWaiter? = upgrade ?: line.head
+
+    override fun add(w: PermitWaiter, priority: Int, now: Long, available: Int) {
+        if (priority == 0) return line.linkLast(w)
+        check(priority == 1) { "priority must be 0, or 1 for the upgrade, was $priority" }
+        check(upgrade == null) { "only one upgrade may wait, and one already does" }
+        upgrade = w
+    }
+
+    override fun remove(w: PermitWaiter) = if (w === upgrade) upgrade = null else line.unlink(w)
+
+    override fun removeFirst(w: PermitWaiter) = if (w === upgrade) upgrade = null else line.unlinkFirst(w)
+
+    /** As PriorityOrder's: the upgrade leads while none waits; any other newcomer only while nobody waits. */
+    override fun newcomerLeads(priority: Int, now: Long): Boolean =
+        if (priority > 0) upgrade == null else size == 0
+
+    override fun countAt(priority: Int): Int = when (priority) {
+        0 -> line.size
+        1 -> if (upgrade != null) 1 else 0
+        else -> 0
+    }
+
+    override fun countsByPriority(): Map<Int, Int> = when {
+        upgrade != null && line.size > 0 -> mapOf(1 to 1, 0 to line.size)
+        upgrade != null -> mapOf(1 to 1)
+        line.size > 0 -> mapOf(0 to line.size)
+        else -> emptyMap()
+    }
 
     override val usesClock: Boolean get() = false
 }
