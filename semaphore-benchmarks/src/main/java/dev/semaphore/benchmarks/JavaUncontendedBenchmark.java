@@ -8,9 +8,8 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * Uncontended acquire + release from Java, one thread: our AsyncSemaphore vs IBM async-util's FairAsyncSemaphore and
- * the JDK's fair Semaphore, with the floor PermitContractFloor for acquireRelease. Methods are named
- * {@code <operation>_<impl>}; every acquisition succeeds at once, and each row checks it did.
+ * Uncontended acquire + release from Java, one thread: our AsyncSemaphore vs IBM's FairAsyncSemaphore and the JDK's fair
+ * Semaphore, with the floor PermitContractFloor. Methods are named {@code <operation>_<impl>}.
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.NANOSECONDS) @State(Scope.Thread)
 @Warmup(iterations = 5, time = 1) @Measurement(iterations = 5, time = 1) @Fork(2)
@@ -20,28 +19,24 @@ public class JavaUncontendedBenchmark {
     private Semaphore juc = new Semaphore(1, true);
     private PermitContractFloor floor = new PermitContractFloor(1);
 
-    /** acquire() (a completed future), join, Permit.close(). */
     @Benchmark
     public void acquireRelease_ours() {
         Permit p = ours.acquire().join();
         p.close();
     }
 
-    /** The same calls on the contract floor. */
     @Benchmark
     public void acquireRelease_floor() {
         PermitContractFloor.Handle p = floor.acquire().join();
         p.close();
     }
 
-    /** acquire() (a completed stage), join, release(). */
     @Benchmark
     public void acquireRelease_ibm() {
         ibm.acquire().toCompletableFuture().join();
         ibm.release();
     }
 
-    /** Blocking acquire() (it does not block here), release(). */
     @Benchmark
     public void acquireRelease_juc() throws InterruptedException {
         juc.acquire();

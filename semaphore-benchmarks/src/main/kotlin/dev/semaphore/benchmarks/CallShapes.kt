@@ -34,31 +34,26 @@ private class KotlinxSem(private val s: KotlinxSemaphore) : Sem {
 }
 
 public object CallShapes {
-    @JvmStatic
-    public fun sem(impl: String, permits: Int): Sem = when (impl) {
+    @JvmStatic public fun sem(impl: String, permits: Int): Sem = when (impl) {
         "ours" -> OursSem(OurSemaphore(permits))
         "kotlinx" -> KotlinxSem(KotlinxSemaphore(permits))
         else -> throw IllegalArgumentException("unknown impl '$impl' (expected ours or kotlinx)")
     }
 
     /** runBlocking { repeat(n) { acquire(); release() } }. */
-    @JvmStatic
-    public fun runBlockingLoop(sem: Sem, n: Int): Unit = runBlocking { repeat(n) { sem.acquire(); sem.release() } }
+    @JvmStatic public fun runBlockingLoop(sem: Sem, n: Int): Unit = runBlocking { repeat(n) { sem.acquire(); sem.release() } }
 
     /** The same loop in a coroutine launched from runBlocking. */
-    @JvmStatic
-    public fun launchLoop(sem: Sem, n: Int): Unit = runBlocking { launch { repeat(n) { sem.acquire(); sem.release() } } }
+    @JvmStatic public fun launchLoop(sem: Sem, n: Int): Unit = runBlocking { launch { repeat(n) { sem.acquire(); sem.release() } } }
 
     /** The loop calling a suspend lambda that does acquire() + release(). */
-    @JvmStatic
-    public fun lambdaLoop(sem: Sem, n: Int): Unit = runBlocking {
+    @JvmStatic public fun lambdaLoop(sem: Sem, n: Int): Unit = runBlocking {
         val section: suspend () -> Unit = { sem.acquire(); sem.release() }
         repeat(n) { section() }
     }
 
     /** Hand-off, no permit free at the start: a coroutine on Unconfined acquires n times; the other releases n times, yielding after each. */
-    @JvmStatic
-    public fun handoff(sem: Sem, n: Int): Unit = runBlocking {
+    @JvmStatic public fun handoff(sem: Sem, n: Int): Unit = runBlocking {
         val taker = launch(Dispatchers.Unconfined) { repeat(n) { sem.acquire() } }
         repeat(n) {
             sem.release()

@@ -22,16 +22,14 @@ public interface SuspendCycle {
 
 /** The cycles by impl name: "ours", "kotlinx" or "floor". */
 public object Cycles {
-    @JvmStatic
-    public fun tryCycle(impl: String): TryCycle = when (impl) {
+    @JvmStatic public fun tryCycle(impl: String): TryCycle = when (impl) {
         "ours" -> OursTryCycle(OurSemaphore(1))
         "kotlinx" -> KotlinxTryCycle(KotlinxSemaphore(1))
         "floor" -> KotlinxTryCycle(ExactCasFloor(1))
         else -> throw IllegalArgumentException("unknown cycle impl '$impl' (expected ours, kotlinx or floor)")
     }
 
-    @JvmStatic
-    public fun suspendCycle(impl: String): SuspendCycle = when (impl) {
+    @JvmStatic public fun suspendCycle(impl: String): SuspendCycle = when (impl) {
         "ours" -> OursSuspendCycle(OurSemaphore(1))
         "kotlinx" -> KotlinxSuspendCycle(KotlinxSemaphore(1))
         "floor" -> KotlinxSuspendCycle(ExactCasFloor(1))

@@ -101,8 +101,7 @@ public object ReadWritePrimitives {
      * reads and writes; "kotlinxSemaphore": a kotlinx Semaphore of K = [coroutines] permits (a read takes 1; a write
      * takes a Mutex, then the K permits one at a time); "kotlinxSemaphore-K": the same with K permits.
      */
-    @JvmStatic
-    public fun of(impl: String, coroutines: Int): SuspendReadWrite = when (impl) {
+    @JvmStatic public fun of(impl: String, coroutines: Int): SuspendReadWrite = when (impl) {
         "ours" -> OursReadWrite(OurReadWriteLock())
         "oursPhaseFair" -> OursReadWrite(OurReadWriteLock(ReadWritePolicy.PHASE_FAIR))
         "kotlinxMutex" -> KotlinxMutexReadWrite(KotlinxMutex())
@@ -160,8 +159,7 @@ public object ReadWriteWorkloads {
      * The sections of [kinds] over [coroutines] coroutines on [dispatcher], each with work of mean [workOutside]
      * before taking its hold and [workInside] while holding it. Returns the work's digest.
      */
-    @JvmStatic
-    public fun readWrite(
+    @JvmStatic public fun readWrite(
         lock: SuspendReadWrite, dispatcher: CoroutineDispatcher, coroutines: Int, kinds: SectionKinds, workInside: Int, workOutside: Int,
     ): Long = runBlocking {
         require(coroutines >= 1) { "coroutines must be >= 1, was $coroutines" }
@@ -190,8 +188,7 @@ public object ReadWriteWorkloads {
      * The same sections on blocking threads: [threads] tasks on [pool] (which must run them all at once), on the
      * read and write locks of [lock]. Same checks and digest as [readWrite].
      */
-    @JvmStatic
-    public fun readWriteBlocking(
+    @JvmStatic public fun readWriteBlocking(
         lock: java.util.concurrent.locks.ReadWriteLock, pool: ExecutorService, threads: Int, kinds: SectionKinds, workInside: Int, workOutside: Int,
     ): Long {
         require(threads >= 1) { "threads must be >= 1, was $threads" }

@@ -38,7 +38,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -49,6 +48,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
@@ -57,8 +57,7 @@ import org.apache.commons.math3.distribution.TDistribution;
 
 /** Generates docs/benchmarks.md from the JMH JSON in a results directory and the template report.md. */
 public final class Report {
-    private Report() {
-    }
+    private Report() {}
 
     /** One result (R1), in round [round] (0 when its file is not a round). */
     record Row(String cls, String operation, String axis, Map<String, String> params, String mode, double score,
@@ -166,9 +165,7 @@ public final class Report {
         if (!a.containsKey("--results") || !a.containsKey("--out")) throw new IllegalArgumentException("--results and --out are required");
         Path results = Path.of(a.get("--results"));
         List<Section> sections = sections(template(), results);
-        Map<String, Row> rechecks = new LinkedHashMap<>();
-        for (Path p : glob(results, "local/recheck-*.json", false)) for (Row r : parse(p, "impl")) rechecks.putIfAbsent(r.key(), r);
-        List<Ratio> ratios = ratios(sections, rechecks);
+        List<Ratio> ratios = ratios(sections, rechecks(results));
         if (a.containsKey("--recheck-list")) {
             Files.write(Path.of(a.get("--recheck-list")), recheckSelectors(ratios, List.of(a.get("--recheck-files").split(","))));
         }
@@ -177,13 +174,17 @@ public final class Report {
         System.out.println("wrote " + out);
     }
 
-    static String template() {
-        try (var in = Report.class.getResourceAsStream("report.md")) {
-            if (in == null) throw new IllegalStateException("no report.md beside " + Report.class.getName());
+    static String template() throws IOException {
+        try (var in = Objects.requireNonNull(Report.class.getResourceAsStream("report.md"), "no report.md beside Report")) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
+    }
+
+    /** The rows of local/recheck-*.json (R6) by key, the first of each kept. */
+    static Map<String, Row> rechecks(Path results) throws IOException {
+        Map<String, Row> out = new LinkedHashMap<>();
+        for (Path p : glob(results, "local/recheck-*.json")) for (Row r : parse(p, "impl")) out.putIfAbsent(r.key(), r);
+        return out;
     }
 
     /** The sections of [template], each with its rows read from [results]. */
@@ -222,7 +223,7 @@ public final class Report {
             Map<String, List<Row>> byKey = new LinkedHashMap<>();
             List<String> missing = new ArrayList<>();
             for (String f : files) {
-                List<Path> found = glob(results, f, false);
+                List<Path> found = glob(results, f);
                 if (found.isEmpty()) missing.add(f);
                 for (Path p : found) {
                     for (Row r : parse(p, axis)) if (select.matcher(r.cls()).matches()) byKey.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r);
@@ -241,8 +242,8 @@ public final class Report {
         return out;
     }
 
-    /** The files of [dir] that [pattern] (a glob in its last part) names, sorted; none found is an error if [required]. */
-    static List<Path> glob(Path dir, String pattern, boolean required) throws IOException {
+    /** The files of [dir] that [pattern] (a glob in its last part) names, sorted. */
+    static List<Path> glob(Path dir, String pattern) throws IOException {
         Path full = dir.resolve(pattern);
         List<Path> out = new ArrayList<>();
         if (Files.isDirectory(full.getParent())) {
@@ -250,7 +251,6 @@ public final class Report {
                 ds.forEach(out::add);
             }
         }
-        if (out.isEmpty() && required) throw new IllegalArgumentException("no results file " + full);
         out.sort(null);
         return out;
     }
@@ -311,12 +311,10 @@ public final class Report {
                     if (!pair[0].contains(a.first().axis())) continue;
                     for (String bAxis : pair[1]) {
                         for (Cell b : s.cells()) {
-                            Row x = a.first();
-                            Row y = b.first();
+                            Row x = a.first(), y = b.first();
                             boolean sameClass = x.cls().equals(y.cls()) || s.same().containsAll(List.of(x.cls(), y.cls()));
                             if (!y.axis().equals(bAxis) || !sameClass || !x.comparable(y)) continue;
-                            Row ra = rechecks.get(a.first().key());
-                            Row rb = rechecks.get(b.first().key());
+                            Row ra = rechecks.get(x.key()), rb = rechecks.get(y.key());
                             Ratio again = ra == null || rb == null ? null : Ratio.of(s, Cell.of(List.of(ra)), Cell.of(List.of(rb)), null);
                             out.add(Ratio.of(s, a, b, again));
                         }
@@ -334,8 +332,7 @@ public final class Report {
     static List<String> recheckSelectors(List<Ratio> ratios, List<String> files) {
         Set<String> lines = new LinkedHashSet<>();
         for (Ratio r : ratios) {
-            Row a = r.a().first();
-            Row b = r.b().first();
+            Row a = r.a().first(), b = r.b().first();
             if (!a.axis().startsWith("ours") || b.axis().startsWith("ours") || b.axis().equals("floor") || r.value() <= 1
                     || r.verdict().equals("within error") || r.section().files().stream().noneMatch(files::contains)) continue;
             String benchmark = a.raw().get("benchmark").getAsString();
@@ -375,16 +372,15 @@ public final class Report {
         for (Section s : sections) {
             md.append("\n## ").append(s.title()).append("\n\n").append(s.text()).append("\n");
             if (!s.cells().isEmpty()) md.append('\n').append(scores(s));
-            if (!s.files().isEmpty() && s.cells().isEmpty()) {
-                md.append("\n*Not measured yet: no `results/").append(String.join("`, `results/", s.files())).append("`.*\n");
-            }
-            if (s.include() != null && Files.exists(results.resolve(s.include()))) {
-                md.append('\n').append(Files.readString(results.resolve(s.include())).strip()).append('\n');
-            } else if (s.include() != null) {
-                md.append("\n*Not measured yet: no `results/").append(s.include()).append("`.*\n");
-            }
+            else if (!s.files().isEmpty()) md.append(notYet(s.files()));
+            Path include = s.include() == null ? null : results.resolve(s.include());
+            if (include != null) md.append(Files.exists(include) ? "\n" + Files.readString(include).strip() + "\n" : notYet(List.of(s.include())));
         }
         return md.toString().replace("{runs}", runs.toString().strip()).replace("{ratios}", table.toString().strip());
+    }
+
+    static String notYet(List<String> files) { // R7
+        return "\n*Not measured yet: no `results/" + String.join("`, `results/", files) + "`.*\n";
     }
 
     /** The section's table of scores: a line per row, its settings (from JMH's JSON) and the run that wrote it under it. */
