@@ -39,11 +39,7 @@ public class CancellationBenchmark {
         System.gc();
     }
 
-    @TearDown(Level.Invocation)
-    public void check() {
-        line.verifyCancelled(CANCELLED);
-        line = null;
-    }
+    @TearDown(Level.Invocation) public void check() { line.verifyCancelled(CANCELLED); line = null; }
 
     @Benchmark @OperationsPerInvocation(CANCELLED) public void cancel() { line.cancelSpread(CANCELLED); }
 }

@@ -25,11 +25,7 @@ public abstract class ContendedShape {
     private BenchDispatchers dispatchers;
     private int coroutineCount;
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        dispatchers = BenchDispatchers.of(dispatcher);
-        coroutineCount = dispatchers.coroutines(coroutines);
-    }
+    @Setup(Level.Trial) public void setUp() { dispatchers = BenchDispatchers.of(dispatcher); coroutineCount = dispatchers.coroutines(coroutines); }
 
     @TearDown(Level.Trial) public void tearDown() { dispatchers.close(); }
 

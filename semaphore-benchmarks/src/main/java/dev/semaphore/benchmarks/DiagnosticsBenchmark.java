@@ -28,10 +28,7 @@ public class DiagnosticsBenchmark {
     private Semaphore single;
     private final BenchDispatchers dispatchers = BenchDispatchers.of("default");
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        single = semaphore(1);
-    }
+    @Setup(Level.Trial) public void setUp() { single = semaphore(1); }
 
     private Semaphore semaphore(int permits) {
         String name = "bench-" + NAMES.incrementAndGet();

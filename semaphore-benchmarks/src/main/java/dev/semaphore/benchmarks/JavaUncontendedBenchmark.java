@@ -19,44 +19,22 @@ public class JavaUncontendedBenchmark {
     private Semaphore juc = new Semaphore(1, true);
     private PermitContractFloor floor = new PermitContractFloor(1);
 
-    @Benchmark
-    public void acquireRelease_ours() {
-        Permit p = ours.acquire().join();
-        p.close();
-    }
+    @Benchmark public void acquireRelease_ours() { Permit p = ours.acquire().join(); p.close(); }
+    @Benchmark public void acquireRelease_floor() { PermitContractFloor.Handle p = floor.acquire().join(); p.close(); }
+    @Benchmark public void acquireRelease_ibm() { ibm.acquire().toCompletableFuture().join(); ibm.release(); }
+    @Benchmark public void acquireRelease_juc() throws InterruptedException { juc.acquire(); juc.release(); }
 
-    @Benchmark
-    public void acquireRelease_floor() {
-        PermitContractFloor.Handle p = floor.acquire().join();
-        p.close();
-    }
-
-    @Benchmark
-    public void acquireRelease_ibm() {
-        ibm.acquire().toCompletableFuture().join();
-        ibm.release();
-    }
-
-    @Benchmark
-    public void acquireRelease_juc() throws InterruptedException {
-        juc.acquire();
-        juc.release();
-    }
-
-    @Benchmark
-    public void tryAcquireRelease_ours() {
+    @Benchmark public void tryAcquireRelease_ours() {
         if (!ours.tryAcquire()) throw new IllegalStateException("uncontended tryAcquire failed");
         ours.release();
     }
 
-    @Benchmark
-    public void tryAcquireRelease_ibm() {
+    @Benchmark public void tryAcquireRelease_ibm() {
         if (!ibm.tryAcquire()) throw new IllegalStateException("uncontended tryAcquire failed");
         ibm.release();
     }
 
-    @Benchmark
-    public void tryAcquireRelease_juc() {
+    @Benchmark public void tryAcquireRelease_juc() {
         if (!juc.tryAcquire()) throw new IllegalStateException("uncontended tryAcquire failed");
         juc.release();
     }

@@ -1,20 +1,8 @@
 package dev.semaphore.benchmarks;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
-import java.lang.management.ThreadMXBean;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Queue;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.lang.management.*;
+import java.util.*;
+import java.util.concurrent.*;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.openjdk.jmh.annotations.*;
 
@@ -46,11 +34,7 @@ public abstract class ManyThreads {
     public void setUp() {
         Queue<Thread> made = new ConcurrentLinkedQueue<>();
         ThreadFactory daemons = daemons("bench-threads-");
-        pool = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = daemons.newThread(r);
-            made.add(t);
-            return t;
-        });
+        pool = Executors.newFixedThreadPool(threads, r -> { Thread t = daemons.newThread(r); made.add(t); return t; });
         ((ThreadPoolExecutor) pool).prestartAllCoreThreads();
         if (made.size() != threads) throw new IllegalStateException("the pool started " + made.size() + " threads, expected " + threads);
         poolThreadIds = made.stream().mapToLong(Thread::getId).toArray();
@@ -78,15 +62,11 @@ public abstract class ManyThreads {
         public void of(ManyThreads bench) { this.bench = bench; }
 
         /** Parks per section in this iteration (NaN before the first invocation). */
-        public double parksPerSection() {
-            return bench == null || bench.sectionsRun == 0 ? Double.NaN : (double) bench.parks / bench.sectionsRun;
-        }
+        public double parksPerSection() { return bench == null || bench.sectionsRun == 0 ? Double.NaN : (double) bench.parks / bench.sectionsRun; }
     }
 
     /** One thread's share: `mine` sections as caller `caller`, each counted in `ran`; returns the work's digest. */
-    public interface Share {
-        Callable<Long> of(int caller, int mine, AtomicInteger ran);
-    }
+    public interface Share { Callable<Long> of(int caller, int mine, AtomicInteger ran); }
 
     long run(Share share) throws InterruptedException, ExecutionException {
         AtomicInteger ran = new AtomicInteger();

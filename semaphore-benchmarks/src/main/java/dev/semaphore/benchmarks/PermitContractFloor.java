@@ -28,9 +28,7 @@ public final class PermitContractFloor {
         private final ExactCasFloor semaphore;
         private volatile int closed;
 
-        Handle(ExactCasFloor semaphore) {
-            this.semaphore = semaphore;
-        }
+        Handle(ExactCasFloor semaphore) { this.semaphore = semaphore; }
 
         /** Releases the permit the first time; later calls do nothing. */
         @Override

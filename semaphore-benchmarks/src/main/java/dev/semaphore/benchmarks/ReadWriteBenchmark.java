@@ -51,6 +51,8 @@ public class ReadWriteBenchmark {
     }
 
     static void checkWork(int workInside, int workOutside) { // a geometric mean of 0 would divide by zero in every section
-        if (workInside < 1 || workOutside < 1) throw new IllegalArgumentException("workInside and workOutside must be >= 1, were " + workInside + " and " + workOutside);
+        if (workInside < 1 || workOutside < 1) {
+            throw new IllegalArgumentException("workInside and workOutside must be >= 1, were " + workInside + " and " + workOutside);
+        }
     }
 }

@@ -4,7 +4,7 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * UncontendedBenchmark's cycles through a one-method interface (InterfaceShapes.kt), one implementation per fork (so
+ * UncontendedBenchmark's cycles through a one-method interface (CallShapes.kt), one implementation per fork (so
  * each call site is monomorphic). At the end of every iteration a cycle must still succeed and the permit be back.
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.NANOSECONDS) @State(Scope.Thread)
@@ -18,11 +18,7 @@ public class UncontendedInterfaceBenchmark {
     private TryCycle tryCycle;
     private SuspendCycle suspendCycle;
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        tryCycle = Cycles.tryCycle(impl);
-        suspendCycle = Cycles.suspendCycle(impl);
-    }
+    @Setup(Level.Trial) public void setUp() { tryCycle = Cycles.tryCycle(impl); suspendCycle = Cycles.suspendCycle(impl); }
 
     @TearDown(Level.Iteration)
     public void check() {

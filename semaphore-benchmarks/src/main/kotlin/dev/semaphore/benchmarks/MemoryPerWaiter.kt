@@ -14,7 +14,9 @@ import java.util.Locale
 import java.util.concurrent.CompletableFuture
 
 /** One measured case. */
-public data class MemoryCase(val name: String, val group: String, val impl: String, val waiters: Int, val bytesPerWaiter: Double, val netOfBaseline: Double?)
+public data class MemoryCase(
+    val name: String, val group: String, val impl: String, val waiters: Int, val bytesPerWaiter: Double, val netOfBaseline: Double?,
+)
 
 public object MemoryPerWaiter {
     /**
@@ -56,10 +58,7 @@ public object MemoryPerWaiter {
 
     private fun coroutineWaiters(p: SuspendPermits, n: Int): Waiters = WaiterSet(p, n).let { set -> Waiters({ set.fill() }, set::cancelAll) }
 
-    /**
-     * The used heap after 8 full GCs: the least reading (some garbage survives the first few System.gc() calls, and
-     * live data never shrinks, so the least is the live set).
-     */
+    /** The used heap after 8 full GCs: the least reading (some garbage survives the first few; live data never shrinks). */
     @JvmStatic public fun usedHeapAfterGc(): Long {
         val bean = ManagementFactory.getMemoryMXBean()
         var least = Long.MAX_VALUE

@@ -16,9 +16,7 @@ import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 public interface SuspendPermits {
     /** Suspends until one permit is held; [caller] is the calling coroutine's index (its priority's source). */
     public suspend fun acquire(caller: Int)
-
     public fun release()
-
     /** Waiters queued now, or -1 if the primitive does not say. */
     public val queued: Int
 }

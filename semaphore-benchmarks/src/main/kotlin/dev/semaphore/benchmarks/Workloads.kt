@@ -131,9 +131,7 @@ public object Workloads {
 }
 
 /** Coroutines with no parent Job, on Unconfined (each runs in the thread that wakes it). */
-private object RootUnconfined : CoroutineScope {
-    override val coroutineContext: CoroutineContext = Dispatchers.Unconfined
-}
+private object RootUnconfined : CoroutineScope { override val coroutineContext: CoroutineContext = Dispatchers.Unconfined }
 
 /**
  * [size] coroutines suspended in [SuspendPermits.acquire] of a primitive with no free permit. The constructor
@@ -166,14 +164,11 @@ public class WaiterSet(private val permits: SuspendPermits, public val size: Int
     public fun verifyCancelled(count: Int) {
         val step = size / count
         for (k in 0 until count) {
-            val j = jobs[k * step]!!
-            check(j.isCancelled && j.isCompleted) { "waiter ${k * step} was not cancelled and completed" }
+            check(jobs[k * step]!!.let { it.isCancelled && it.isCompleted }) { "waiter ${k * step} was not cancelled and completed" }
         }
         val q = permits.queued
         check(q == -1 || q == size - count) { "expected ${size - count} queued waiters after cancelling $count, found $q" }
     }
 
-    public fun cancelAll() {
-        for (j in jobs) j?.cancel()
-    }
+    public fun cancelAll() { for (j in jobs) j?.cancel() }
 }

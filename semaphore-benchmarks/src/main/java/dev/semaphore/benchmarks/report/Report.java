@@ -1,16 +1,16 @@
 /*
- * The benchmark report: docs/benchmarks.md, from the JMH JSON files kept in docs/results/,
- * laid out by the Markdown template report.md beside this class. One generator for every section.
+ * The benchmark report: docs/benchmarks.md, from the JMH JSON files kept in docs/results/, laid out by the Markdown
+ * template report.md beside this class. One generator for every section.
  *
- * The template: {runs} becomes the list of runs and {ratios} the table of every ratio. Each "## " heading opens a
- * section; one whose first line is a comment of directives,
+ * The template: {runs} becomes the list of runs (each directory of results has a run.txt: one line that says which run
+ * wrote it, on what) and {ratios} the table of every ratio. Each "## " heading opens a section; one whose first line is
+ * a comment of directives,
  *     <!-- files: local/a.json diagnostics/before-*.json; select: ClassRegex; ratios: a,b/c d/e; axis: impl -->
  * (files, relative to the results directory, and a glob only in the file name; select, a regex that the benchmark
  * class must match whole; ratios, the axis values divided, each side a comma list; axis: impl, the default, a param's
  * name, or "file"; same: classes compared as one (R2); include: a Markdown file of the results directory copied in),
  * has its other lines copied, then its table of scores and the settings they were measured with; any other section
- * is text, copied as it is. A directory of results has a run.txt: one line that
- * says which run wrote it, on what.
+ * is text, copied as it is.
  *
  * Rules:
  * R1 A row is one result: its benchmark class, its operation (the method, or for a method named <operation>_<x> the
@@ -34,25 +34,12 @@
  */
 package dev.semaphore.benchmarks.report;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
+import com.google.gson.*;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.Objects;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.nio.file.*;
+import java.util.*;
+import java.util.regex.*;
 import org.apache.commons.math3.distribution.TDistribution;
 
 /** Generates docs/benchmarks.md from the JMH JSON in a results directory and the template report.md. */
@@ -62,9 +49,7 @@ public final class Report {
     /** One result (R1), in round [round] (0 when its file is not a round). */
     record Row(String cls, String operation, String axis, Map<String, String> params, String mode, double score,
                double error, String unit, Map<String, Double> extras, int round, JsonObject raw) {
-        String key() {
-            return cls + "|" + operation + "|" + axis + "|" + params;
-        }
+        String key() { return cls + "|" + operation + "|" + axis + "|" + params; }
 
         boolean comparable(Row o) { // R2
             if (!operation.equals(o.operation) || !unit.equals(o.unit)) return false;
@@ -75,10 +60,7 @@ public final class Report {
             return true;
         }
 
-        /** The score as a time (R3): throughput is inverted. */
-        double time() {
-            return mode.equals("thrpt") ? 1 / score : score;
-        }
+        double time() { return mode.equals("thrpt") ? 1 / score : score; } // R3: throughput is inverted
     }
 
     /** A row pooled over its rounds (R4); [rounds] maps a round number to that round's row. */
@@ -90,9 +72,7 @@ public final class Report {
             if (rows.size() == 1) return new Cell(first, first.score(), first.error(), first.extras(), rounds);
             List<Double> scores = rows.stream().map(Row::score).toList();
             Map<String, Double> extras = new TreeMap<>();
-            for (String k : first.extras().keySet()) {
-                extras.put(k, mean(rows.stream().map(r -> r.extras().getOrDefault(k, Double.NaN)).toList()));
-            }
+            for (String k : first.extras().keySet()) extras.put(k, mean(rows.stream().map(r -> r.extras().getOrDefault(k, Double.NaN)).toList()));
             return new Cell(first, mean(scores), halfWidth(scores), extras, rounds);
         }
     }
@@ -125,9 +105,7 @@ public final class Report {
     /** A "## " section of the template and its rows. */
     record Section(String title, String text, List<String> files, Pattern select, String axis, List<List<String>[]> ratios,
                    Set<String> same, String include, List<Cell> cells) {
-        String anchor() {
-            return title.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 -]", "").replace(' ', '-');
-        }
+        String anchor() { return title.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 -]", "").replace(' ', '-'); }
 
         /** The params that differ between this section's rows: the ones that name a row (the others are in the run line). */
         Set<String> varying() {
@@ -150,9 +128,8 @@ public final class Report {
     static final Pattern ROUND = Pattern.compile("(.*?)-(\\d+)\\.json");
 
     /**
-     * Usage: Report --results docs/results --out docs/benchmarks.md
-     * [--recheck-list FILE local/a.json,local/b.json]: the last writes one JMH selector per group of those files
-     * where a peer is faster (R6).
+     * Usage: Report --results docs/results --out docs/benchmarks.md [--recheck-list FILE local/a.json,local/b.json]:
+     * the last writes one JMH selector per group of those files where a peer is faster (R6).
      */
     public static void main(String[] args) throws IOException {
         Map<String, String> a = new LinkedHashMap<>();
@@ -246,10 +223,9 @@ public final class Report {
     static List<Path> glob(Path dir, String pattern) throws IOException {
         Path full = dir.resolve(pattern);
         List<Path> out = new ArrayList<>();
-        if (Files.isDirectory(full.getParent())) {
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(full.getParent(), full.getFileName().toString())) {
-                ds.forEach(out::add);
-            }
+        if (!Files.isDirectory(full.getParent())) return out;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(full.getParent(), full.getFileName().toString())) {
+            ds.forEach(out::add);
         }
         out.sort(null);
         return out;
@@ -400,8 +376,7 @@ public final class Report {
                 t.append('\n');
             }
         }
-        Row first = s.cells().get(0).first();
-        JsonObject o = first.raw();
+        JsonObject o = s.cells().get(0).first().raw();
         int rounds = s.cells().stream().mapToInt(c -> c.rounds().size()).max().orElse(1);
         t.append("\nSettings: ").append(settings(o)).append(rounds > 1 ? "; " + rounds + " rounds (R4 of `Report.java`)" : "")
                 .append(". Unchanged params: ").append(constants(s)).append(". From `results/")
@@ -438,9 +413,6 @@ public final class Report {
         if (Double.isNaN(v) || Double.isInfinite(v)) return "n/a";
         double a = Math.abs(v);
         if (a == 0) return "0";
-        if (a >= 100) return String.format(Locale.ROOT, "%.1f", v);
-        if (a >= 1) return String.format(Locale.ROOT, "%.3f", v);
-        return a >= 0.001 ? String.format(Locale.ROOT, "%.4f", v) : String.format(Locale.ROOT, "%.2e", v);
+        return String.format(Locale.ROOT, a >= 100 ? "%.1f" : a >= 1 ? "%.3f" : a >= 0.001 ? "%.4f" : "%.2e", v);
     }
-
 }

@@ -99,10 +99,7 @@ class RedissonPeer(uri: String, impl: String, name: String, permits: Int) : Peer
         check(done.await(10, TimeUnit.MINUTES)) { "$impl: the workers did not finish" }
     }
 
-    override fun close() {
-        threads.shutdownNow()
-        redisson.shutdown()
-    }
+    override fun close() { threads.shutdownNow(); redisson.shutdown() }
 }
 
 /** The peer for [impl] ("ours", "oursLock", "redissonSemaphore", "redissonPermitExpirable", "redissonFairLock"). */
@@ -112,10 +109,7 @@ fun peer(uri: String, impl: String, name: String, permits: Int): Peer =
 /** The impl of a benchmark method named <operation>_<impl>, from JMH's full benchmark name. */
 fun implOf(benchmark: String): String = benchmark.substringAfterLast('.').substringAfter('_')
 
-/**
- * The second process of DistributedContendedBenchmark: `impl uri name permits workers` runs [workers] workers of
- * acquire-release cycles on the same semaphore until killed or until its parent dies.
- */
+/** DistributedContendedBenchmark's second process: `impl uri name permits workers`, cycling until its parent dies. */
 object RedisLoad {
     @JvmStatic fun main(args: Array<String>) {
         val (impl, uri, name, permits, workers) = args
