@@ -24,12 +24,7 @@ final class BenchDispatchers implements AutoCloseable {
     static BenchDispatchers of(String name) {
         if (name.equals("default")) return new BenchDispatchers(Dispatchers.getDefault(), Math.max(2, Runtime.getRuntime().availableProcessors()), null);
         if (name.equals("io")) return new BenchDispatchers(Dispatchers.getIO(), 64, null);
-        int n = 0;
-        try {
-            if (name.startsWith("pool")) n = Integer.parseInt(name.substring(4));
-        } catch (NumberFormatException e) {
-            // not a number: rejected below
-        }
+        int n = name.matches("pool\\d{1,9}") ? Integer.parseInt(name.substring(4)) : 0;
         if (n < 1) throw new IllegalArgumentException("unknown dispatcher '" + name + "' (expected default, io or poolN with N >= 1)");
         ExecutorService pool = Executors.newFixedThreadPool(n, ManyThreads.daemons("bench-" + name + "-"));
         return new BenchDispatchers(ExecutorsKt.from(pool), n, pool);
@@ -43,8 +38,5 @@ final class BenchDispatchers implements AutoCloseable {
         return n;
     }
 
-    @Override
-    public void close() {
-        if (pool != null) pool.shutdownNow();
-    }
+    @Override public void close() { if (pool != null) pool.shutdownNow(); }
 }

@@ -18,8 +18,7 @@ public class CallShapesBenchmark {
     /** Permits of the uncontended rows' semaphore. */
     @Param({"8"}) public int permits;
 
-    private Sem sem;
-    private Sem empty;
+    private Sem sem, empty;
     private OursHolder oursHolder;
     private KotlinxHolder kotlinxHolder;
 
@@ -40,20 +39,13 @@ public class CallShapesBenchmark {
         }
     }
 
-    @Benchmark
-    public boolean interfaceTry() {
-        boolean ok = sem.tryAcquire();
-        sem.release();
-        return ok;
-    }
-
+    @Benchmark public boolean interfaceTry() { boolean ok = sem.tryAcquire(); sem.release(); return ok; }
     @Benchmark @OperationsPerInvocation(LOOP) public void interfaceRunBlocking() { CallShapes.runBlockingLoop(sem, LOOP); }
     @Benchmark @OperationsPerInvocation(LOOP) public void interfaceLaunch() { CallShapes.launchLoop(sem, LOOP); }
     @Benchmark @OperationsPerInvocation(LOOP) public void interfaceLambda() { CallShapes.lambdaLoop(sem, LOOP); }
     @Benchmark public boolean fieldTry() { return oursHolder != null ? oursHolder.cycle() : kotlinxHolder.cycle(); }
 
-    @Benchmark
-    @OperationsPerInvocation(LOOP)
+    @Benchmark @OperationsPerInvocation(LOOP)
     public void fieldRunBlocking() {
         if (oursHolder != null) oursHolder.runBlockingLoop(LOOP); else kotlinxHolder.runBlockingLoop(LOOP);
     }

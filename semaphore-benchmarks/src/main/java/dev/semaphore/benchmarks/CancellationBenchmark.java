@@ -5,10 +5,9 @@ import org.openjdk.jmh.annotations.*;
 
 /**
  * Cancellation cost vs line length: with `waiters` coroutines queued on a semaphore with no free permit, cancel 1,000
- * of them spread over the line (Job.cancel(): the primitive's handler, then on Unconfined the coroutine completes in
- * the cancelling thread). Score = time per cancellation; it should not grow with the line. Not measured: building the
- * line (then a full GC, so that the previous invocation's garbage is not collected inside the measurement) and the
- * check that exactly those 1,000 are cancelled and the rest still wait.
+ * of them spread over the line (Job.cancel(); on Unconfined the coroutine completes in the cancelling thread). Score =
+ * time per cancellation. Not measured: building the line, then a full GC (so that the previous invocation's garbage is
+ * not collected inside the measurement), and the check that exactly those 1,000 are cancelled.
  */
 @BenchmarkMode(Mode.SingleShotTime) @OutputTimeUnit(TimeUnit.MICROSECONDS) @State(Scope.Thread)
 @Warmup(iterations = 5, batchSize = 1) @Measurement(iterations = 10, batchSize = 1) @Fork(value = 1, jvmArgsAppend = {"-Xms4g", "-Xmx4g"})
@@ -40,11 +39,7 @@ public class CancellationBenchmark {
         System.gc();
     }
 
-    @TearDown(Level.Invocation)
-    public void check() {
-        line.verifyCancelled(CANCELLED);
-        line = null;
-    }
+    @TearDown(Level.Invocation) public void check() { line.verifyCancelled(CANCELLED); line = null; }
 
     @Benchmark @OperationsPerInvocation(CANCELLED) public void cancel() { line.cancelSpread(CANCELLED); }
 }

@@ -4,10 +4,9 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * What ContendedBenchmark and ContendedLockBenchmark share, the shape of kotlinx.coroutines' own SemaphoreBenchmark:
- * `sections` critical sections split over `coroutines` coroutines on `dispatcher`, each with geometric work of mean
- * WORK outside and inside, on a primitive made fresh in every invocation (Workloads.contended checks that every
- * section ran once). Score = time for all sections (lower is better).
+ * What ContendedBenchmark and ContendedLockBenchmark share (kotlinx.coroutines' SemaphoreBenchmark): `sections` critical
+ * sections over `coroutines` coroutines on `dispatcher`, each with geometric work of mean WORK outside and inside, on a
+ * primitive made fresh in every invocation. Score = time for all sections.
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.MILLISECONDS) @State(Scope.Benchmark)
 @Warmup(iterations = 5, time = 1) @Measurement(iterations = 5, time = 1) @Fork(1)
@@ -26,16 +25,9 @@ public abstract class ContendedShape {
     private BenchDispatchers dispatchers;
     private int coroutineCount;
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        dispatchers = BenchDispatchers.of(dispatcher);
-        coroutineCount = dispatchers.coroutines(coroutines);
-    }
+    @Setup(Level.Trial) public void setUp() { dispatchers = BenchDispatchers.of(dispatcher); coroutineCount = dispatchers.coroutines(coroutines); }
 
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        dispatchers.close();
-    }
+    @TearDown(Level.Trial) public void tearDown() { dispatchers.close(); }
 
     long run(SuspendPermits permits) {
         return Workloads.contended(permits, dispatchers.dispatcher, coroutineCount, sections, WORK, WORK);

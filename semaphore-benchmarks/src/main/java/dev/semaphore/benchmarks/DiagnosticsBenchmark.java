@@ -10,10 +10,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * What diagnostics cost: our Semaphore with each level in the same run, for the report to divide by "off". named:
- * Diagnostics.named (no cost per call by design); listener: one empty SemaphoreListener (observed: every call takes
- * the engine's lock); tracking: Tracking.HOLDERS. The rows are UncontendedBenchmark's, and ContendedBenchmark's on
- * Dispatchers.Default with 1,000 coroutines and 8 permits.
+ * What diagnostics cost (docs/benchmarking.md#diagnostics): our Semaphore with each level, divided by "off" in the
+ * report, on UncontendedBenchmark's rows and ContendedBenchmark's (Dispatchers.Default, 1,000 coroutines, 8 permits).
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.NANOSECONDS) @State(Scope.Benchmark)
 @Warmup(iterations = 5, time = 1) @Measurement(iterations = 5, time = 1) @Fork(2)
@@ -30,10 +28,7 @@ public class DiagnosticsBenchmark {
     private Semaphore single;
     private final BenchDispatchers dispatchers = BenchDispatchers.of("default");
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        single = semaphore(1);
-    }
+    @Setup(Level.Trial) public void setUp() { single = semaphore(1); }
 
     private Semaphore semaphore(int permits) {
         String name = "bench-" + NAMES.incrementAndGet();

@@ -5,23 +5,14 @@ import static dev.semaphore.benchmarks.ContendedShape.WORK;
 import com.ibm.asyncutil.locks.FairAsyncSemaphore;
 import dev.semaphore.async.AsyncSemaphore;
 import dev.semaphore.async.Permit;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
+import java.util.*;
+import java.util.concurrent.*;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * Java futures under contention: `tasks` tasks share `sections` critical sections, each with geometric work of mean
- * WORK outside and inside. ours (AsyncSemaphore) and ibm (FairAsyncSemaphore): asynchronous loops on a fixed pool of 2
- * threads that use a permit granted at once inline and otherwise go on on the pool when the future completes (no
- * thread blocks). juc (the JDK's fair Semaphore): one blocking platform thread per task. Every run checks that every
- * section ran once and every permit is back. Score = time for all sections.
+ * Java futures under contention (docs/benchmarking.md#java-futures-contended): `tasks` tasks share `sections` critical
+ * sections, each with geometric work of mean WORK outside and inside. ours and ibm: asynchronous loops on a fixed pool of
+ * 2 threads that never block; juc: one blocking platform thread per task. Every run checks every section and permit.
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.MILLISECONDS) @State(Scope.Benchmark)
 @Warmup(iterations = 5, time = 1) @Measurement(iterations = 5, time = 1) @Fork(1)
@@ -46,10 +37,7 @@ public class FuturesContendedBenchmark {
         };
     }
 
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        pool.shutdownNow();
-    }
+    @TearDown(Level.Trial) public void tearDown() { pool.shutdownNow(); }
 
     @Benchmark
     public long contended() throws InterruptedException, ExecutionException {

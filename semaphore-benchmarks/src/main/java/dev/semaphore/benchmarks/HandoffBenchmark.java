@@ -4,9 +4,8 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * Hand-over latency, the shape of kotlinx.coroutines' SequentialSemaphoreAsMutexBenchmark: two coroutines on one
- * thread strictly alternate on a one-permit primitive (Workloads.handoff checks it), so every step is a suspension,
- * a grant and a resumption. Score = time for `iterations` steps (lower is better).
+ * Hand-over latency (kotlinx.coroutines' SequentialSemaphoreAsMutexBenchmark): two coroutines on one thread strictly
+ * alternate on a one-permit primitive, so every step suspends, grants and resumes. Score = time for `iterations` steps.
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.MILLISECONDS) @State(Scope.Benchmark)
 @Warmup(iterations = 5, time = 1) @Measurement(iterations = 5, time = 1) @Fork(1)

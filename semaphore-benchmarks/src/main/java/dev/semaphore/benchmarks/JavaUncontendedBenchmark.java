@@ -8,9 +8,8 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * Uncontended acquire + release from Java, one thread: our AsyncSemaphore vs IBM async-util's FairAsyncSemaphore and
- * the JDK's fair Semaphore, with the floor PermitContractFloor for acquireRelease. Methods are named
- * {@code <operation>_<impl>}; every acquisition succeeds at once, and each row checks it did.
+ * Uncontended acquire + release from Java, one thread: our AsyncSemaphore vs IBM's FairAsyncSemaphore and the JDK's fair
+ * Semaphore, with the floor PermitContractFloor. Methods are named {@code <operation>_<impl>}.
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.NANOSECONDS) @State(Scope.Thread)
 @Warmup(iterations = 5, time = 1) @Measurement(iterations = 5, time = 1) @Fork(2)
@@ -20,48 +19,22 @@ public class JavaUncontendedBenchmark {
     private Semaphore juc = new Semaphore(1, true);
     private PermitContractFloor floor = new PermitContractFloor(1);
 
-    /** acquire() (a completed future), join, Permit.close(). */
-    @Benchmark
-    public void acquireRelease_ours() {
-        Permit p = ours.acquire().join();
-        p.close();
-    }
+    @Benchmark public void acquireRelease_ours() { Permit p = ours.acquire().join(); p.close(); }
+    @Benchmark public void acquireRelease_floor() { PermitContractFloor.Handle p = floor.acquire().join(); p.close(); }
+    @Benchmark public void acquireRelease_ibm() { ibm.acquire().toCompletableFuture().join(); ibm.release(); }
+    @Benchmark public void acquireRelease_juc() throws InterruptedException { juc.acquire(); juc.release(); }
 
-    /** The same calls on the contract floor. */
-    @Benchmark
-    public void acquireRelease_floor() {
-        PermitContractFloor.Handle p = floor.acquire().join();
-        p.close();
-    }
-
-    /** acquire() (a completed stage), join, release(). */
-    @Benchmark
-    public void acquireRelease_ibm() {
-        ibm.acquire().toCompletableFuture().join();
-        ibm.release();
-    }
-
-    /** Blocking acquire() (it does not block here), release(). */
-    @Benchmark
-    public void acquireRelease_juc() throws InterruptedException {
-        juc.acquire();
-        juc.release();
-    }
-
-    @Benchmark
-    public void tryAcquireRelease_ours() {
+    @Benchmark public void tryAcquireRelease_ours() {
         if (!ours.tryAcquire()) throw new IllegalStateException("uncontended tryAcquire failed");
         ours.release();
     }
 
-    @Benchmark
-    public void tryAcquireRelease_ibm() {
+    @Benchmark public void tryAcquireRelease_ibm() {
         if (!ibm.tryAcquire()) throw new IllegalStateException("uncontended tryAcquire failed");
         ibm.release();
     }
 
-    @Benchmark
-    public void tryAcquireRelease_juc() {
+    @Benchmark public void tryAcquireRelease_juc() {
         if (!juc.tryAcquire()) throw new IllegalStateException("uncontended tryAcquire failed");
         juc.release();
     }

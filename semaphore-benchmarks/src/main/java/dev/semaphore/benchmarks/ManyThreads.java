@@ -1,31 +1,16 @@
 package dev.semaphore.benchmarks;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
-import java.lang.management.ThreadMXBean;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Queue;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.lang.management.*;
+import java.util.*;
+import java.util.concurrent.*;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * What ThreadsBenchmark and ThreadsSuspendingBenchmark share: more platform threads than cores on one semaphore.
- * `threads` threads of a fixed pool (made once per trial) run `sections` critical sections between them, each with
- * geometric work of mean WORK outside and inside; the run checks that all ran. Score = time for all sections.
- *
- * The park probe: around every invocation, outside the measured time, it sums the pool threads' JVM waited counts
- * (each LockSupport.park is one: the engine lock's, a waiting acquisition's, runBlocking's event loop's, and at most
- * one idle park per thread per invocation), reported per section as the secondary result "parksPerSection".
+ * What ThreadsBenchmark and ThreadsSuspendingBenchmark share (docs/benchmarking.md#many-threads): `threads` threads of a
+ * fixed pool run `sections` critical sections, each with geometric work of mean WORK outside and inside. The park probe:
+ * around every invocation, outside the measured time, the pool threads' JVM waited counts (one per LockSupport.park),
+ * summed and reported per section as the secondary result "parksPerSection".
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.MILLISECONDS) @State(Scope.Benchmark)
 @Warmup(iterations = 3, time = 1) @Measurement(iterations = 5, time = 1) @Fork(1)
@@ -49,37 +34,16 @@ public abstract class ManyThreads {
     public void setUp() {
         Queue<Thread> made = new ConcurrentLinkedQueue<>();
         ThreadFactory daemons = daemons("bench-threads-");
-        pool = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = daemons.newThread(r);
-            made.add(t);
-            return t;
-        });
+        pool = Executors.newFixedThreadPool(threads, r -> { Thread t = daemons.newThread(r); made.add(t); return t; });
         ((ThreadPoolExecutor) pool).prestartAllCoreThreads();
         if (made.size() != threads) throw new IllegalStateException("the pool started " + made.size() + " threads, expected " + threads);
         poolThreadIds = made.stream().mapToLong(Thread::getId).toArray();
     }
 
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        pool.shutdownNow();
-    }
-
-    @Setup(Level.Iteration)
-    public void resetParks() {
-        parks = 0;
-        sectionsRun = 0;
-    }
-
-    @Setup(Level.Invocation)
-    public void markParks() {
-        parksBefore = poolWaits();
-    }
-
-    @TearDown(Level.Invocation)
-    public void countParks() {
-        parks += poolWaits() - parksBefore;
-        sectionsRun += sections;
-    }
+    @TearDown(Level.Trial) public void tearDown() { pool.shutdownNow(); }
+    @Setup(Level.Iteration) public void resetParks() { parks = 0; sectionsRun = 0; }
+    @Setup(Level.Invocation) public void markParks() { parksBefore = poolWaits(); }
+    @TearDown(Level.Invocation) public void countParks() { parks += poolWaits() - parksBefore; sectionsRun += sections; }
 
     private long poolWaits() {
         long sum = 0;
@@ -91,25 +55,18 @@ public abstract class ManyThreads {
     }
 
     /** The probe's secondary result; a benchmark method takes it as a parameter and calls of(this). */
-    @State(Scope.Thread)
-    @AuxCounters(AuxCounters.Type.EVENTS)
+    @State(Scope.Thread) @AuxCounters(AuxCounters.Type.EVENTS)
     public static class Parks {
         private ManyThreads bench;
 
-        public void of(ManyThreads bench) {
-            this.bench = bench;
-        }
+        public void of(ManyThreads bench) { this.bench = bench; }
 
         /** Parks per section in this iteration (NaN before the first invocation). */
-        public double parksPerSection() {
-            return bench == null || bench.sectionsRun == 0 ? Double.NaN : (double) bench.parks / bench.sectionsRun;
-        }
+        public double parksPerSection() { return bench == null || bench.sectionsRun == 0 ? Double.NaN : (double) bench.parks / bench.sectionsRun; }
     }
 
     /** One thread's share: `mine` sections as caller `caller`, each counted in `ran`; returns the work's digest. */
-    public interface Share {
-        Callable<Long> of(int caller, int mine, AtomicInteger ran);
-    }
+    public interface Share { Callable<Long> of(int caller, int mine, AtomicInteger ran); }
 
     long run(Share share) throws InterruptedException, ExecutionException {
         AtomicInteger ran = new AtomicInteger();
@@ -124,10 +81,6 @@ public abstract class ManyThreads {
     /** Daemon threads named prefix + 1, 2, ... (a stuck trial never keeps the JVM alive). */
     public static ThreadFactory daemons(String prefix) {
         AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, prefix + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
+        return r -> { Thread t = new Thread(r, prefix + n.incrementAndGet()); t.setDaemon(true); return t; };
     }
 }

@@ -4,11 +4,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
- * The floor of JavaUncontendedBenchmark's acquireRelease row, where IBM and the JDK are faster: the least that the
- * contract of AsyncSemaphore.acquire() forces on an acquisition granted at once. That is the exact CAS that takes the
- * permit (ExactCasFloor), a per-acquisition handle whose close() releases exactly once (a CAS of its closed flag, then
- * the release CAS), and the JDK's own completed future around it; nothing else. It never waits. Why each part is
- * needed: docs/benchmarking.md#floors and docs/profiles.md.
+ * The floor of JavaUncontendedBenchmark's acquireRelease row: what the contract of AsyncSemaphore.acquire() forces on an
+ * acquisition granted at once, the exact CAS of ExactCasFloor, a close-once handle (a CAS of its closed flag, then the
+ * release CAS) and the JDK's completed future around it. It never waits. Why: docs/benchmarking.md#floors.
  */
 public final class PermitContractFloor {
     private final ExactCasFloor semaphore;
@@ -30,9 +28,7 @@ public final class PermitContractFloor {
         private final ExactCasFloor semaphore;
         private volatile int closed;
 
-        Handle(ExactCasFloor semaphore) {
-            this.semaphore = semaphore;
-        }
+        Handle(ExactCasFloor semaphore) { this.semaphore = semaphore; }
 
         /** Releases the permit the first time; later calls do nothing. */
         @Override

@@ -4,11 +4,9 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * Read-write locks under contention, coroutines: `sections` sections over `coroutines` coroutines, each a read or a
- * write as SectionKinds fixed it (`readPercent` % reads), with geometric work of mean `workOutside` before taking the
- * hold and `workInside` while holding it. The work outside stays at 50: with as much outside as inside, on 2 cores
- * one mutex already keeps both cores busy and read sharing cannot show. A fresh lock per invocation; the workload
- * checks every section and exclusion. Score = time for all sections. The threads' peer: ReadWriteThreadsBenchmark.
+ * Read-write locks under contention, coroutines (docs/benchmarking.md#readwritelock): `sections` sections over
+ * `coroutines` coroutines, `readPercent` % of them reads, with geometric work of mean `workOutside` before taking the
+ * hold and `workInside` while holding it, on a fresh lock per invocation. The threads' peer: ReadWriteThreadsBenchmark.
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.MILLISECONDS) @State(Scope.Benchmark)
 @Warmup(iterations = 5, time = 1) @Measurement(iterations = 5, time = 1) @Fork(1)
@@ -45,18 +43,14 @@ public class ReadWriteBenchmark {
         kinds = new SectionKinds(sections, readPercent);
     }
 
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        dispatchers.close();
-    }
+    @TearDown(Level.Trial) public void tearDown() { dispatchers.close(); }
 
     @Benchmark
     public long readWrite() {
         return ReadWriteWorkloads.readWrite(ReadWritePrimitives.of(impl, coroutines), dispatchers.dispatcher, coroutines, kinds, workInside, workOutside);
     }
 
-    /** A geometric mean of 0 would divide by zero in every section. */
-    static void checkWork(int workInside, int workOutside) {
+    static void checkWork(int workInside, int workOutside) { // a geometric mean of 0 would divide by zero in every section
         if (workInside < 1 || workOutside < 1) {
             throw new IllegalArgumentException("workInside and workOutside must be >= 1, were " + workInside + " and " + workOutside);
         }

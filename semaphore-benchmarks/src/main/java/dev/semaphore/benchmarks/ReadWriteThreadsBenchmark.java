@@ -33,10 +33,7 @@ public class ReadWriteThreadsBenchmark {
         kinds = new SectionKinds(sections, readPercent);
     }
 
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        pool.shutdownNow();
-    }
+    @TearDown(Level.Trial) public void tearDown() { pool.shutdownNow(); }
 
     @Benchmark
     public long readWrite() {

@@ -47,7 +47,5 @@ public class ThreadsBenchmark extends ManyThreads {
     }
 
     /** The critical section: takes the permit, works on x, gives it back. */
-    private interface Section {
-        long run(long x) throws InterruptedException;
-    }
+    private interface Section { long run(long x) throws InterruptedException; }
 }

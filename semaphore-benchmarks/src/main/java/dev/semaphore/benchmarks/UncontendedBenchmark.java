@@ -26,32 +26,27 @@ public class UncontendedBenchmark {
     private Lock oursLock = LockKt.Lock(false);
     private Mutex kotlinxMutex = MutexKt.Mutex(false);
 
-    @Benchmark
-    public void tryAcquireRelease_ours() {
+    @Benchmark public void tryAcquireRelease_ours() {
         if (!ours.tryAcquire(1)) throw new IllegalStateException("uncontended tryAcquire failed");
         ours.release(1);
     }
 
-    @Benchmark
-    public void tryAcquireRelease_kotlinx() {
+    @Benchmark public void tryAcquireRelease_kotlinx() {
         if (!kx.tryAcquire()) throw new IllegalStateException("uncontended tryAcquire failed");
         kx.release();
     }
 
-    @Benchmark
-    public void tryAcquireRelease_floor() {
+    @Benchmark public void tryAcquireRelease_floor() {
         if (!floor.tryAcquire()) throw new IllegalStateException("uncontended tryAcquire failed");
         floor.release();
     }
 
-    @Benchmark
-    public void tryLockUnlock_ours() {
+    @Benchmark public void tryLockUnlock_ours() {
         if (!oursLock.tryLock(null)) throw new IllegalStateException("uncontended tryLock failed");
         oursLock.unlock(null);
     }
 
-    @Benchmark
-    public void tryLockUnlock_kotlinx() {
+    @Benchmark public void tryLockUnlock_kotlinx() {
         if (!kotlinxMutex.tryLock(null)) throw new IllegalStateException("uncontended tryLock failed");
         kotlinxMutex.unlock(null);
     }

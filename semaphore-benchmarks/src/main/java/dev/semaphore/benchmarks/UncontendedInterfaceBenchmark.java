@@ -4,9 +4,8 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * UncontendedBenchmark's cycles called through a one-method interface (TryCycle, SuspendCycle: InterfaceShapes.kt),
- * the shape of an independent harness, one implementation per fork (so each call site is monomorphic), the try's
- * result returned to JMH. At the end of every iteration a cycle must still succeed and the permit be back.
+ * UncontendedBenchmark's cycles through a one-method interface (CallShapes.kt), one implementation per fork (so
+ * each call site is monomorphic). At the end of every iteration a cycle must still succeed and the permit be back.
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.NANOSECONDS) @State(Scope.Thread)
 @Warmup(iterations = 5, time = 1) @Measurement(iterations = 5, time = 1) @Fork(2)
@@ -19,11 +18,7 @@ public class UncontendedInterfaceBenchmark {
     private TryCycle tryCycle;
     private SuspendCycle suspendCycle;
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        tryCycle = Cycles.tryCycle(impl);
-        suspendCycle = Cycles.suspendCycle(impl);
-    }
+    @Setup(Level.Trial) public void setUp() { tryCycle = Cycles.tryCycle(impl); suspendCycle = Cycles.suspendCycle(impl); }
 
     @TearDown(Level.Iteration)
     public void check() {

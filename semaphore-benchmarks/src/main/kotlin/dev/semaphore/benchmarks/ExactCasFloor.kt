@@ -4,13 +4,10 @@ import java.util.concurrent.atomic.AtomicLongFieldUpdater
 import kotlinx.coroutines.sync.Semaphore
 
 /**
- * The floor of the uncontended rows (UncontendedBenchmark, UncontendedInterfaceBenchmark), where kotlinx is faster: the
- * least work per acquire + release, when nobody waits, of a semaphore with our contract (an over-release is refused
- * before anything changes, permits range over Int, the total can be resized while permits are held). One volatile
- * 64-bit word, free permits in the high half and held ones in the low half (so the release's check and its CAS see
- * the same word, with no ABA against a resize), one CAS on each side, and the test for waiters (the sign bit) that
- * any release must make; nothing else. It never waits. It implements kotlinx's Semaphore, so the benchmarks call it
- * exactly as they call kotlinx's. Why each part is needed: docs/benchmarking.md#floors.
+ * The floor of the uncontended rows: the least work per acquire + release, when nobody waits, of a semaphore with our
+ * contract. One volatile 64-bit word (free permits high, held low, so the release's check and its CAS see the same
+ * word), one CAS on each side, and the test for waiters (the sign bit) that any release must make. It never waits. It
+ * implements kotlinx's Semaphore, so it is called exactly as kotlinx's. Why each part: docs/benchmarking.md#floors.
  */
 public class ExactCasFloor(private val permits: Int) : Semaphore {
     init {

@@ -16,9 +16,7 @@ import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 public interface SuspendPermits {
     /** Suspends until one permit is held; [caller] is the calling coroutine's index (its priority's source). */
     public suspend fun acquire(caller: Int)
-
     public fun release()
-
     /** Waiters queued now, or -1 if the primitive does not say. */
     public val queued: Int
 }
@@ -28,8 +26,7 @@ public object Primitives {
      * A semaphore of [permits] permits: "ours", "kotlinx", "floor" ([QueueFloor]) or "none" (acquire suspends
      * forever: the memory baseline of a bare suspended coroutine). [permits] = 0 means one permit already held.
      */
-    @JvmStatic
-    public fun semaphore(impl: String, permits: Int): SuspendPermits = when (impl) {
+    @JvmStatic public fun semaphore(impl: String, permits: Int): SuspendPermits = when (impl) {
         "ours" -> OursSemaphorePermits(if (permits == 0) OurSemaphore(1).also { check(it.tryAcquire(1)) } else OurSemaphore(permits))
         "kotlinx" -> KotlinxSemaphorePermits(if (permits == 0) KotlinxSemaphore(1, 1) else KotlinxSemaphore(permits))
         "floor" -> QueueFloor(permits)
@@ -38,20 +35,17 @@ public object Primitives {
     }
 
     /** [s] itself (made by the caller, with diagnostics say) behind the adapter of [semaphore]'s "ours". */
-    @JvmStatic
-    public fun of(s: OurSemaphore): SuspendPermits = OursSemaphorePermits(s)
+    @JvmStatic public fun of(s: OurSemaphore): SuspendPermits = OursSemaphorePermits(s)
 
     /** A lock, free or already [locked]: "ours" (dev.semaphore.Lock) or "kotlinx" (Mutex). */
-    @JvmStatic
-    public fun lock(impl: String, locked: Boolean): SuspendPermits = when (impl) {
+    @JvmStatic public fun lock(impl: String, locked: Boolean): SuspendPermits = when (impl) {
         "ours" -> OursLockPermits(OurLock(locked))
         "kotlinx" -> KotlinxMutexPermits(KotlinxMutex(locked))
         else -> throw IllegalArgumentException("unknown lock impl '$impl' (expected ours or kotlinx)")
     }
 
     /** "plain": our FIFO Semaphore; "priority-L": our PrioritySemaphore, coroutine i at priority i % L. */
-    @JvmStatic
-    public fun prioritized(impl: String, permits: Int): SuspendPermits {
+    @JvmStatic public fun prioritized(impl: String, permits: Int): SuspendPermits {
         if (impl == "plain") return OursSemaphorePermits(OurSemaphore(permits))
         val levels = impl.removePrefix("priority-").toIntOrNull()
         require(impl.startsWith("priority-") && levels != null && levels >= 1) {

@@ -6,13 +6,10 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlin.coroutines.CoroutineContext
 
 /**
- * The floor of ContendedBenchmark's semaphore rows, where kotlinx is faster: a FIFO semaphore of [permits] permits
- * that waits the way kotlinx.coroutines' public API offers, and keeps what ours promises (a cancelled waiter leaves the
- * line; one cancelled as it was granted hands the permit back), with nothing more. Each waiter is a
- * suspendCancellableCoroutine whose continuation sits in a plain array, with one cancellation handler shared by all
- * (cancelled entries are dropped lazily); the count and the array are under a monitor, the resume (tryResume,
- * completeResume) outside it. Our waiter does not wait in a CancellableContinuation, so ours can be below this floor.
- * More: docs/benchmarking.md#floors and docs/profiles.md.
+ * The floor of ContendedBenchmark's semaphore rows: a FIFO semaphore that waits the way kotlinx.coroutines' public API
+ * offers (a suspendCancellableCoroutine per waiter in a plain array, one cancellation handler shared by all; the count
+ * and the array under a monitor, the resume outside it) and keeps what ours promises (a cancelled waiter leaves the
+ * line; one cancelled as it was granted hands the permit back), nothing more. Why: docs/benchmarking.md#floors.
  */
 public class QueueFloor(private val permits: Int) :
     SuspendPermits,

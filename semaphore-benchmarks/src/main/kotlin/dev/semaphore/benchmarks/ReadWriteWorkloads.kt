@@ -43,9 +43,7 @@ public class SectionKinds(public val sections: Int, public val readPercent: Int)
     init {
         var x = -0x61c8864680b583ebL // Fisher-Yates with a fixed xorshift64 seed
         for (i in sections - 1 downTo 1) {
-            x = x xor (x shl 13)
-            x = x xor (x ushr 7)
-            x = x xor (x shl 17)
+            x = Workloads.geometricWork(x, 1) // one xorshift64 step
             val k = ((x ushr 1) % (i + 1)).toInt()
             write[i] = write[k].also { write[k] = write[i] }
         }
@@ -63,9 +61,7 @@ public class ExclusionCheck {
         check(s < WRITER) { "exclusion violated: a reader entered while a writer was inside (${describe(s - 1)})" }
     }
 
-    public fun exitRead() {
-        state.decrementAndGet()
-    }
+    public fun exitRead() { state.decrementAndGet() }
 
     public fun enterWrite() {
         val s = state.get()
@@ -90,9 +86,7 @@ public class ExclusionCheck {
 
     private fun describe(s: Int): String = "readers inside: ${s and (WRITER - 1)}, writers inside: ${s / WRITER}"
 
-    private companion object {
-        const val WRITER = 1 shl 20 // above any number of readers
-    }
+    private companion object { const val WRITER = 1 shl 20 } // above any number of readers
 }
 
 public object ReadWritePrimitives {
@@ -101,8 +95,7 @@ public object ReadWritePrimitives {
      * reads and writes; "kotlinxSemaphore": a kotlinx Semaphore of K = [coroutines] permits (a read takes 1; a write
      * takes a Mutex, then the K permits one at a time); "kotlinxSemaphore-K": the same with K permits.
      */
-    @JvmStatic
-    public fun of(impl: String, coroutines: Int): SuspendReadWrite = when (impl) {
+    @JvmStatic public fun of(impl: String, coroutines: Int): SuspendReadWrite = when (impl) {
         "ours" -> OursReadWrite(OurReadWriteLock())
         "oursPhaseFair" -> OursReadWrite(OurReadWriteLock(ReadWritePolicy.PHASE_FAIR))
         "kotlinxMutex" -> KotlinxMutexReadWrite(KotlinxMutex())
@@ -160,8 +153,7 @@ public object ReadWriteWorkloads {
      * The sections of [kinds] over [coroutines] coroutines on [dispatcher], each with work of mean [workOutside]
      * before taking its hold and [workInside] while holding it. Returns the work's digest.
      */
-    @JvmStatic
-    public fun readWrite(
+    @JvmStatic public fun readWrite(
         lock: SuspendReadWrite, dispatcher: CoroutineDispatcher, coroutines: Int, kinds: SectionKinds, workInside: Int, workOutside: Int,
     ): Long = runBlocking {
         require(coroutines >= 1) { "coroutines must be >= 1, was $coroutines" }
@@ -186,12 +178,8 @@ public object ReadWriteWorkloads {
         digest.sum()
     }
 
-    /**
-     * The same sections on blocking threads: [threads] tasks on [pool] (which must run them all at once), on the
-     * read and write locks of [lock]. Same checks and digest as [readWrite].
-     */
-    @JvmStatic
-    public fun readWriteBlocking(
+    /** [readWrite] on blocking threads: [threads] tasks on [pool] (which must run them all at once) on [lock]'s two locks. */
+    @JvmStatic public fun readWriteBlocking(
         lock: java.util.concurrent.locks.ReadWriteLock, pool: ExecutorService, threads: Int, kinds: SectionKinds, workInside: Int, workOutside: Int,
     ): Long {
         require(threads >= 1) { "threads must be >= 1, was $threads" }

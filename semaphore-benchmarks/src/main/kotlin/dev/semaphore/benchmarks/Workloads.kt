@@ -27,8 +27,7 @@ import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 
 public object Workloads {
     /** Steps an xorshift64 generator from [state] until it draws a multiple of [mean]: geometric, mean [mean] steps. */
-    @JvmStatic
-    public fun geometricWork(state: Long, mean: Int): Long {
+    @JvmStatic public fun geometricWork(state: Long, mean: Int): Long {
         var x = state
         do {
             x = x xor (x shl 13)
@@ -39,19 +38,16 @@ public object Workloads {
     }
 
     /** A non-zero generator seed for caller [index]. */
-    @JvmStatic
-    public fun seed(index: Int): Long = (index + 1L) * -0x61c8864680b583ebL
+    @JvmStatic public fun seed(index: Int): Long = (index + 1L) * -0x61c8864680b583ebL
 
     /** Caller [i]'s share when [total] items are split over [callers]. */
-    @JvmStatic
-    public fun share(total: Int, callers: Int, i: Int): Int = total / callers + if (i < total % callers) 1 else 0
+    @JvmStatic public fun share(total: Int, callers: Int, i: Int): Int = total / callers + if (i < total % callers) 1 else 0
 
     /**
      * [sections] critical sections split over [coroutines] coroutines on [dispatcher], each with work of mean
      * [workOutside] before acquiring and [workInside] while holding. Returns the work's digest.
      */
-    @JvmStatic
-    public fun contended(
+    @JvmStatic public fun contended(
         permits: SuspendPermits, dispatcher: CoroutineDispatcher, coroutines: Int, sections: Int, workInside: Int, workOutside: Int,
     ): Long = runBlocking {
         require(coroutines >= 1) { "coroutines must be >= 1, was $coroutines" }
@@ -72,8 +68,7 @@ public object Workloads {
     }
 
     /** One platform thread's [sections] sections in its own runBlocking (as [contended]); returns the digest. */
-    @JvmStatic
-    public fun sectionsInRunBlocking(permits: SuspendPermits, caller: Int, sections: Int, workInside: Int, workOutside: Int): Long =
+    @JvmStatic public fun sectionsInRunBlocking(permits: SuspendPermits, caller: Int, sections: Int, workInside: Int, workOutside: Int): Long =
         runBlocking {
             var x = seed(caller)
             repeat(sections) { x = section(permits, caller, x, workInside, workOutside) }
@@ -96,8 +91,7 @@ public object Workloads {
      * Two coroutines on runBlocking's thread strictly alternate [iterations] acquire/release steps on a one-permit
      * [permits] that starts held (both queue before the first hand-over). Returns the number of steps.
      */
-    @JvmStatic
-    public fun handoff(permits: SuspendPermits, iterations: Int): Int = runBlocking {
+    @JvmStatic public fun handoff(permits: SuspendPermits, iterations: Int): Int = runBlocking {
         permits.acquire(0)
         var steps = 0
         var last = -1
@@ -121,18 +115,13 @@ public object Workloads {
 
     // The uncontended loops: n acquire + release in one coroutine that must never suspend.
 
-    @JvmStatic
-    public fun oursSemaphoreLoop(s: OurSemaphore, n: Int): Unit = runUnsuspended { repeat(n) { s.acquire(1); s.release(1) } }
-    @JvmStatic
-    public fun kotlinxSemaphoreLoop(s: KotlinxSemaphore, n: Int): Unit = runUnsuspended { repeat(n) { s.acquire(); s.release() } }
-    @JvmStatic
-    public fun oursLockLoop(l: OurLock, n: Int): Unit = runUnsuspended { repeat(n) { l.lock(null); l.unlock(null) } }
-    @JvmStatic
-    public fun kotlinxMutexLoop(m: KotlinxMutex, n: Int): Unit = runUnsuspended { repeat(n) { m.lock(null); m.unlock(null) } }
+    @JvmStatic public fun oursSemaphoreLoop(s: OurSemaphore, n: Int): Unit = runUnsuspended { repeat(n) { s.acquire(1); s.release(1) } }
+    @JvmStatic public fun kotlinxSemaphoreLoop(s: KotlinxSemaphore, n: Int): Unit = runUnsuspended { repeat(n) { s.acquire(); s.release() } }
+    @JvmStatic public fun oursLockLoop(l: OurLock, n: Int): Unit = runUnsuspended { repeat(n) { l.lock(null); l.unlock(null) } }
+    @JvmStatic public fun kotlinxMutexLoop(m: KotlinxMutex, n: Int): Unit = runUnsuspended { repeat(n) { m.lock(null); m.unlock(null) } }
 
     /** [SuspendCycle.cycle] (acquire + release behind a one-method interface) [n] times. */
-    @JvmStatic
-    public fun suspendCycleLoop(c: SuspendCycle, n: Int): Unit = runUnsuspended { repeat(n) { c.cycle() } }
+    @JvmStatic public fun suspendCycleLoop(c: SuspendCycle, n: Int): Unit = runUnsuspended { repeat(n) { c.cycle() } }
 
     private fun runUnsuspended(block: suspend () -> Unit) {
         check(block.startCoroutineUninterceptedOrReturn(NEVER_RESUMED) !== COROUTINE_SUSPENDED) { "the loop suspended: the acquisition was not uncontended" }
@@ -142,9 +131,7 @@ public object Workloads {
 }
 
 /** Coroutines with no parent Job, on Unconfined (each runs in the thread that wakes it). */
-private object RootUnconfined : CoroutineScope {
-    override val coroutineContext: CoroutineContext = Dispatchers.Unconfined
-}
+private object RootUnconfined : CoroutineScope { override val coroutineContext: CoroutineContext = Dispatchers.Unconfined }
 
 /**
  * [size] coroutines suspended in [SuspendPermits.acquire] of a primitive with no free permit. The constructor
@@ -177,14 +164,11 @@ public class WaiterSet(private val permits: SuspendPermits, public val size: Int
     public fun verifyCancelled(count: Int) {
         val step = size / count
         for (k in 0 until count) {
-            val j = jobs[k * step]!!
-            check(j.isCancelled && j.isCompleted) { "waiter ${k * step} was not cancelled and completed" }
+            check(jobs[k * step]!!.let { it.isCancelled && it.isCompleted }) { "waiter ${k * step} was not cancelled and completed" }
         }
         val q = permits.queued
         check(q == -1 || q == size - count) { "expected ${size - count} queued waiters after cancelling $count, found $q" }
     }
 
-    public fun cancelAll() {
-        for (j in jobs) j?.cancel()
-    }
+    public fun cancelAll() { for (j in jobs) j?.cancel() }
 }

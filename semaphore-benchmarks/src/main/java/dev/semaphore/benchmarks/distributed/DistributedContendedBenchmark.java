@@ -1,10 +1,8 @@
 package dev.semaphore.benchmarks.distributed;
 
 import dev.semaphore.redis.LocalRedisServer;
-import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.*;
 import org.openjdk.jmh.infra.BenchmarkParams;
@@ -39,16 +37,11 @@ public class DistributedContendedBenchmark {
             "-cp", System.getProperty("java.class.path"), RedisLoad.class.getName(),
             impl, server.getUri(), name, String.valueOf(total), String.valueOf(WORKERS))
             .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        String first = new BufferedReader(new InputStreamReader(load.getInputStream())).readLine();
+        String first = load.inputReader().readLine();
         if (!"LOAD RUNNING".equals(first)) throw new IllegalStateException("the load process said " + first);
     }
 
-    @TearDown(Level.Trial)
-    public void stop() throws InterruptedException {
-        load.destroyForcibly().waitFor();
-        peer.close();
-        server.close();
-    }
+    @TearDown(Level.Trial) public void stop() throws InterruptedException { load.destroyForcibly().waitFor(); peer.close(); server.close(); }
 
     @Benchmark @OperationsPerInvocation(WORKERS * CYCLES) public void contended_ours() { peer.contended(WORKERS, CYCLES); }
     @Benchmark @OperationsPerInvocation(WORKERS * CYCLES) public void contended_redissonSemaphore() { peer.contended(WORKERS, CYCLES); }

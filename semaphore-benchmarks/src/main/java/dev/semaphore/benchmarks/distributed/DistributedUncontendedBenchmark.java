@@ -22,11 +22,7 @@ public class DistributedUncontendedBenchmark {
         peer = RedisPeersKt.peer(server.getUri(), impl, "uncontended-" + impl, 1);
     }
 
-    @TearDown(Level.Trial)
-    public void stop() {
-        peer.close();
-        server.close();
-    }
+    @TearDown(Level.Trial) public void stop() { peer.close(); server.close(); }
 
     @Benchmark public long acquireRelease_ours() { return peer.acquireRelease(); }
     @Benchmark public long acquireRelease_oursLock() { return peer.acquireRelease(); }

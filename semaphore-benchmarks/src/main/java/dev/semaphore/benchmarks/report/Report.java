@@ -1,16 +1,16 @@
 /*
- * The benchmark report: docs/benchmarks.md, from the JMH JSON files kept in docs/results/,
- * laid out by the Markdown template report.md beside this class. One generator for every section.
+ * The benchmark report: docs/benchmarks.md, from the JMH JSON files kept in docs/results/, laid out by the Markdown
+ * template report.md beside this class. One generator for every section.
  *
- * The template: {runs} becomes the list of runs and {ratios} the table of every ratio. Each "## " heading opens a
- * section; one whose first line is a comment of directives,
+ * The template: {runs} becomes the list of runs (each directory of results has a run.txt: one line that says which run
+ * wrote it, on what) and {ratios} the table of every ratio. Each "## " heading opens a section; one whose first line is
+ * a comment of directives,
  *     <!-- files: local/a.json diagnostics/before-*.json; select: ClassRegex; ratios: a,b/c d/e; axis: impl -->
  * (files, relative to the results directory, and a glob only in the file name; select, a regex that the benchmark
  * class must match whole; ratios, the axis values divided, each side a comma list; axis: impl, the default, a param's
  * name, or "file"; same: classes compared as one (R2); include: a Markdown file of the results directory copied in),
  * has its other lines copied, then its table of scores and the settings they were measured with; any other section
- * is text, copied as it is. A directory of results has a run.txt: one line that
- * says which run wrote it, on what.
+ * is text, copied as it is.
  *
  * Rules:
  * R1 A row is one result: its benchmark class, its operation (the method, or for a method named <operation>_<x> the
@@ -34,38 +34,22 @@
  */
 package dev.semaphore.benchmarks.report;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
+import com.google.gson.*;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.nio.file.*;
+import java.util.*;
+import java.util.regex.*;
 import org.apache.commons.math3.distribution.TDistribution;
 
 /** Generates docs/benchmarks.md from the JMH JSON in a results directory and the template report.md. */
 public final class Report {
-    private Report() {
-    }
+    private Report() {}
 
     /** One result (R1), in round [round] (0 when its file is not a round). */
     record Row(String cls, String operation, String axis, Map<String, String> params, String mode, double score,
                double error, String unit, Map<String, Double> extras, int round, JsonObject raw) {
-        String key() {
-            return cls + "|" + operation + "|" + axis + "|" + params;
-        }
+        String key() { return cls + "|" + operation + "|" + axis + "|" + params; }
 
         boolean comparable(Row o) { // R2
             if (!operation.equals(o.operation) || !unit.equals(o.unit)) return false;
@@ -76,10 +60,7 @@ public final class Report {
             return true;
         }
 
-        /** The score as a time (R3): throughput is inverted. */
-        double time() {
-            return mode.equals("thrpt") ? 1 / score : score;
-        }
+        double time() { return mode.equals("thrpt") ? 1 / score : score; } // R3: throughput is inverted
     }
 
     /** A row pooled over its rounds (R4); [rounds] maps a round number to that round's row. */
@@ -91,9 +72,7 @@ public final class Report {
             if (rows.size() == 1) return new Cell(first, first.score(), first.error(), first.extras(), rounds);
             List<Double> scores = rows.stream().map(Row::score).toList();
             Map<String, Double> extras = new TreeMap<>();
-            for (String k : first.extras().keySet()) {
-                extras.put(k, mean(rows.stream().map(r -> r.extras().getOrDefault(k, Double.NaN)).toList()));
-            }
+            for (String k : first.extras().keySet()) extras.put(k, mean(rows.stream().map(r -> r.extras().getOrDefault(k, Double.NaN)).toList()));
             return new Cell(first, mean(scores), halfWidth(scores), extras, rounds);
         }
     }
@@ -126,9 +105,7 @@ public final class Report {
     /** A "## " section of the template and its rows. */
     record Section(String title, String text, List<String> files, Pattern select, String axis, List<List<String>[]> ratios,
                    Set<String> same, String include, List<Cell> cells) {
-        String anchor() {
-            return title.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 -]", "").replace(' ', '-');
-        }
+        String anchor() { return title.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 -]", "").replace(' ', '-'); }
 
         /** The params that differ between this section's rows: the ones that name a row (the others are in the run line). */
         Set<String> varying() {
@@ -151,9 +128,8 @@ public final class Report {
     static final Pattern ROUND = Pattern.compile("(.*?)-(\\d+)\\.json");
 
     /**
-     * Usage: Report --results docs/results --out docs/benchmarks.md
-     * [--recheck-list FILE local/a.json,local/b.json]: the last writes one JMH selector per group of those files
-     * where a peer is faster (R6).
+     * Usage: Report --results docs/results --out docs/benchmarks.md [--recheck-list FILE local/a.json,local/b.json]:
+     * the last writes one JMH selector per group of those files where a peer is faster (R6).
      */
     public static void main(String[] args) throws IOException {
         Map<String, String> a = new LinkedHashMap<>();
@@ -166,9 +142,7 @@ public final class Report {
         if (!a.containsKey("--results") || !a.containsKey("--out")) throw new IllegalArgumentException("--results and --out are required");
         Path results = Path.of(a.get("--results"));
         List<Section> sections = sections(template(), results);
-        Map<String, Row> rechecks = new LinkedHashMap<>();
-        for (Path p : glob(results, "local/recheck-*.json", false)) for (Row r : parse(p, "impl")) rechecks.putIfAbsent(r.key(), r);
-        List<Ratio> ratios = ratios(sections, rechecks);
+        List<Ratio> ratios = ratios(sections, rechecks(results));
         if (a.containsKey("--recheck-list")) {
             Files.write(Path.of(a.get("--recheck-list")), recheckSelectors(ratios, List.of(a.get("--recheck-files").split(","))));
         }
@@ -177,13 +151,17 @@ public final class Report {
         System.out.println("wrote " + out);
     }
 
-    static String template() {
-        try (var in = Report.class.getResourceAsStream("report.md")) {
-            if (in == null) throw new IllegalStateException("no report.md beside " + Report.class.getName());
+    static String template() throws IOException {
+        try (var in = Objects.requireNonNull(Report.class.getResourceAsStream("report.md"), "no report.md beside Report")) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
+    }
+
+    /** The rows of local/recheck-*.json (R6) by key, the first of each kept. */
+    static Map<String, Row> rechecks(Path results) throws IOException {
+        Map<String, Row> out = new LinkedHashMap<>();
+        for (Path p : glob(results, "local/recheck-*.json")) for (Row r : parse(p, "impl")) out.putIfAbsent(r.key(), r);
+        return out;
     }
 
     /** The sections of [template], each with its rows read from [results]. */
@@ -222,7 +200,7 @@ public final class Report {
             Map<String, List<Row>> byKey = new LinkedHashMap<>();
             List<String> missing = new ArrayList<>();
             for (String f : files) {
-                List<Path> found = glob(results, f, false);
+                List<Path> found = glob(results, f);
                 if (found.isEmpty()) missing.add(f);
                 for (Path p : found) {
                     for (Row r : parse(p, axis)) if (select.matcher(r.cls()).matches()) byKey.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r);
@@ -241,16 +219,14 @@ public final class Report {
         return out;
     }
 
-    /** The files of [dir] that [pattern] (a glob in its last part) names, sorted; none found is an error if [required]. */
-    static List<Path> glob(Path dir, String pattern, boolean required) throws IOException {
+    /** The files of [dir] that [pattern] (a glob in its last part) names, sorted. */
+    static List<Path> glob(Path dir, String pattern) throws IOException {
         Path full = dir.resolve(pattern);
         List<Path> out = new ArrayList<>();
-        if (Files.isDirectory(full.getParent())) {
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(full.getParent(), full.getFileName().toString())) {
-                ds.forEach(out::add);
-            }
+        if (!Files.isDirectory(full.getParent())) return out;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(full.getParent(), full.getFileName().toString())) {
+            ds.forEach(out::add);
         }
-        if (out.isEmpty() && required) throw new IllegalArgumentException("no results file " + full);
         out.sort(null);
         return out;
     }
@@ -311,12 +287,10 @@ public final class Report {
                     if (!pair[0].contains(a.first().axis())) continue;
                     for (String bAxis : pair[1]) {
                         for (Cell b : s.cells()) {
-                            Row x = a.first();
-                            Row y = b.first();
+                            Row x = a.first(), y = b.first();
                             boolean sameClass = x.cls().equals(y.cls()) || s.same().containsAll(List.of(x.cls(), y.cls()));
                             if (!y.axis().equals(bAxis) || !sameClass || !x.comparable(y)) continue;
-                            Row ra = rechecks.get(a.first().key());
-                            Row rb = rechecks.get(b.first().key());
+                            Row ra = rechecks.get(x.key()), rb = rechecks.get(y.key());
                             Ratio again = ra == null || rb == null ? null : Ratio.of(s, Cell.of(List.of(ra)), Cell.of(List.of(rb)), null);
                             out.add(Ratio.of(s, a, b, again));
                         }
@@ -334,8 +308,7 @@ public final class Report {
     static List<String> recheckSelectors(List<Ratio> ratios, List<String> files) {
         Set<String> lines = new LinkedHashSet<>();
         for (Ratio r : ratios) {
-            Row a = r.a().first();
-            Row b = r.b().first();
+            Row a = r.a().first(), b = r.b().first();
             if (!a.axis().startsWith("ours") || b.axis().startsWith("ours") || b.axis().equals("floor") || r.value() <= 1
                     || r.verdict().equals("within error") || r.section().files().stream().noneMatch(files::contains)) continue;
             String benchmark = a.raw().get("benchmark").getAsString();
@@ -375,16 +348,15 @@ public final class Report {
         for (Section s : sections) {
             md.append("\n## ").append(s.title()).append("\n\n").append(s.text()).append("\n");
             if (!s.cells().isEmpty()) md.append('\n').append(scores(s));
-            if (!s.files().isEmpty() && s.cells().isEmpty()) {
-                md.append("\n*Not measured yet: no `results/").append(String.join("`, `results/", s.files())).append("`.*\n");
-            }
-            if (s.include() != null && Files.exists(results.resolve(s.include()))) {
-                md.append('\n').append(Files.readString(results.resolve(s.include())).strip()).append('\n');
-            } else if (s.include() != null) {
-                md.append("\n*Not measured yet: no `results/").append(s.include()).append("`.*\n");
-            }
+            else if (!s.files().isEmpty()) md.append(notYet(s.files()));
+            Path include = s.include() == null ? null : results.resolve(s.include());
+            if (include != null) md.append(Files.exists(include) ? "\n" + Files.readString(include).strip() + "\n" : notYet(List.of(s.include())));
         }
         return md.toString().replace("{runs}", runs.toString().strip()).replace("{ratios}", table.toString().strip());
+    }
+
+    static String notYet(List<String> files) { // R7
+        return "\n*Not measured yet: no `results/" + String.join("`, `results/", files) + "`.*\n";
     }
 
     /** The section's table of scores: a line per row, its settings (from JMH's JSON) and the run that wrote it under it. */
@@ -404,8 +376,7 @@ public final class Report {
                 t.append('\n');
             }
         }
-        Row first = s.cells().get(0).first();
-        JsonObject o = first.raw();
+        JsonObject o = s.cells().get(0).first().raw();
         int rounds = s.cells().stream().mapToInt(c -> c.rounds().size()).max().orElse(1);
         t.append("\nSettings: ").append(settings(o)).append(rounds > 1 ? "; " + rounds + " rounds (R4 of `Report.java`)" : "")
                 .append(". Unchanged params: ").append(constants(s)).append(". From `results/")
@@ -442,9 +413,6 @@ public final class Report {
         if (Double.isNaN(v) || Double.isInfinite(v)) return "n/a";
         double a = Math.abs(v);
         if (a == 0) return "0";
-        if (a >= 100) return String.format(Locale.ROOT, "%.1f", v);
-        if (a >= 1) return String.format(Locale.ROOT, "%.3f", v);
-        return a >= 0.001 ? String.format(Locale.ROOT, "%.4f", v) : String.format(Locale.ROOT, "%.2e", v);
+        return String.format(Locale.ROOT, a >= 100 ? "%.1f" : a >= 1 ? "%.3f" : a >= 0.001 ? "%.4f" : "%.2e", v);
     }
-
 }

@@ -16,8 +16,7 @@ import kotlin.system.exitProcess
  *   java -cp semaphore-benchmarks/target/benchmarks.jar dev.semaphore.benchmarks.distributed.RedisMemoryReport
  */
 object RedisMemoryReport {
-    @JvmStatic
-    fun main(args: Array<String>) {
+    @JvmStatic fun main(args: Array<String>) {
         val counts = args.map { it.toLong() }.ifEmpty { listOf(10_000L, 100_000L, 1_000_000L) }
         LocalRedisServer.start().use { server ->
             val version = server.reply("INFO", "server").single().lines().first { it.startsWith("redis_version:") }.substringAfter(':')
@@ -26,16 +25,11 @@ object RedisMemoryReport {
                 runBlocking { semaphore.release(semaphore.acquire()) } // created
                 val baseline = server.reply("INFO", "memory").single().usedMemory()
                 println("Redis $version; used_memory after the first acquisition: $baseline bytes")
-                println("| acquisitions | `MEMORY USAGE` of the semaphore's keys, bytes | server `used_memory` growth, bytes |")
-                println("|---|---|---|")
+                println("| acquisitions | `MEMORY USAGE` of the semaphore's keys, bytes | server `used_memory` growth, bytes |\n|---|---|---|")
                 val done = AtomicLong(1)
                 for (target in counts) {
                     runBlocking(Dispatchers.Default) {
-                        repeat(16) {
-                            launch {
-                                while (done.incrementAndGet() <= target) semaphore.release(semaphore.acquire())
-                            }
-                        }
+                        repeat(16) { launch { while (done.incrementAndGet() <= target) semaphore.release(semaphore.acquire()) } }
                     }
                     done.set(target)
                     val keys = listOf("s", "q", "wx", "lx").sumOf { key ->

@@ -17,13 +17,13 @@ import java.util.concurrent.CountDownLatch
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
+import kotlin.concurrent.thread
 import kotlin.system.exitProcess
 
 /** One implementation under test, connected to one server. */
 abstract class Peer(val impl: String) : AutoCloseable {
     /** Acquires one permit, blocking; returns what [release] needs. */
     abstract fun acquire(): Any
-
     abstract fun release(held: Any)
 
     /** One acquire-release cycle; returns a value that depends on the grant. */
@@ -33,15 +33,8 @@ abstract class Peer(val impl: String) : AutoCloseable {
         return held.hashCode().toLong()
     }
 
-    /** One cycle that runs [inside] while holding. */
-    fun acquireRelease(inside: () -> Unit) {
-        val held = acquire()
-        try {
-            inside()
-        } finally {
-            release(held)
-        }
-    }
+    /** One cycle that runs [inside] while holding (RedisPeersReport's fairness). */
+    fun acquireRelease(inside: () -> Unit) = acquire().let { held -> try { inside() } finally { release(held) } }
 
     /** Runs [workers] concurrent workers of [cycles] acquire-release cycles each; returns when all are done. */
     abstract fun contended(workers: Int, cycles: Int)
@@ -106,10 +99,7 @@ class RedissonPeer(uri: String, impl: String, name: String, permits: Int) : Peer
         check(done.await(10, TimeUnit.MINUTES)) { "$impl: the workers did not finish" }
     }
 
-    override fun close() {
-        threads.shutdownNow()
-        redisson.shutdown()
-    }
+    override fun close() { threads.shutdownNow(); redisson.shutdown() }
 }
 
 /** The peer for [impl] ("ours", "oursLock", "redissonSemaphore", "redissonPermitExpirable", "redissonFairLock"). */
@@ -119,19 +109,15 @@ fun peer(uri: String, impl: String, name: String, permits: Int): Peer =
 /** The impl of a benchmark method named <operation>_<impl>, from JMH's full benchmark name. */
 fun implOf(benchmark: String): String = benchmark.substringAfterLast('.').substringAfter('_')
 
-/**
- * The second process of DistributedContendedBenchmark: `impl uri name permits workers` runs [workers] workers of
- * acquire-release cycles on the same semaphore until killed or until its parent dies.
- */
+/** DistributedContendedBenchmark's second process: `impl uri name permits workers`, cycling until its parent dies. */
 object RedisLoad {
-    @JvmStatic
-    fun main(args: Array<String>) {
+    @JvmStatic fun main(args: Array<String>) {
         val (impl, uri, name, permits, workers) = args
         val parent = ProcessHandle.current().parent()
-        Thread {
+        thread(isDaemon = true) {
             while (parent.map { it.isAlive }.orElse(false)) Thread.sleep(500)
             exitProcess(0)
-        }.apply { isDaemon = true }.start()
+        }
         peer(uri, impl, name, permits.toInt()).use { p ->
             println("LOAD RUNNING")
             System.out.flush()

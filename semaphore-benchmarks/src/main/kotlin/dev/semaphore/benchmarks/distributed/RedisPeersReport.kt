@@ -8,13 +8,13 @@ import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicLong
+import kotlin.concurrent.thread
 import kotlin.system.exitProcess
 
 /**
- * What JMH does not measure, for the distributed section, on a fresh redis-server per implementation: the commands
- * per acquisition as clients sent them (MONITOR) and as the server ran them (INFO commandstats, scripts' inner
- * commands included), with the server's µs in scripts, for 1,000 uncontended cycles and for 20 workers x 50 cycles on
- * 1 permit; and fairness: 20 workers queued one after another behind a holder, served in the order they asked?
+ * What JMH does not measure, for the distributed section, on a fresh redis-server per implementation: the commands per
+ * acquisition as sent (MONITOR) and as run (INFO commandstats), the server's µs in scripts, and fairness. The method:
+ * docs/benchmarking.md#redis.
  *
  *   java -cp semaphore-benchmarks/target/benchmarks.jar dev.semaphore.benchmarks.distributed.RedisPeersReport
  */
@@ -23,34 +23,19 @@ object RedisPeersReport {
 
     /** Counts the commands clients send (MONITOR; a script's inner commands, tagged "lua", are not counted). */
     private class CommandCounter(port: Int) : AutoCloseable {
-        private val socket = Socket(InetAddress.getLoopbackAddress(), port)
+        private val socket = Socket(InetAddress.getLoopbackAddress(), port).apply { getOutputStream().write("MONITOR\r\n".toByteArray()) }
         val byCommand = ConcurrentHashMap<String, AtomicLong>()
-        private val reader = Thread {
-            val input = socket.getInputStream().bufferedReader()
+        private val reader = thread(isDaemon = true) {
             runCatching {
-                while (true) {
-                    val line = input.readLine() ?: break
-                    if (!line.startsWith("+") || line.contains(" lua]") || line == "+OK") continue
-                    val command = line.substringAfter("] \"").substringBefore('"').lowercase()
-                    if (command == "monitor" || command == "info" || command == "config") continue
-                    byCommand.computeIfAbsent(command) { AtomicLong() }.incrementAndGet()
-                }
+                socket.getInputStream().bufferedReader().lineSequence()
+                    .filter { it.startsWith("+") && !it.contains(" lua]") && it != "+OK" }
+                    .map { it.substringAfter("] \"").substringBefore('"').lowercase() }
+                    .filter { it != "monitor" && it != "info" && it != "config" }
+                    .forEach { byCommand.computeIfAbsent(it) { AtomicLong() }.incrementAndGet() }
             }
         }
 
-        init {
-            socket.getOutputStream().apply { write("MONITOR\r\n".toByteArray()); flush() }
-            reader.isDaemon = true
-            reader.start()
-        }
-
-        fun total(): Long = byCommand.values.sumOf { it.get() }
-
-        override fun close() {
-            Thread.sleep(300) // let the last lines arrive
-            socket.close()
-            reader.join(5_000)
-        }
+        override fun close() { Thread.sleep(300); socket.close(); reader.join(5_000) } // the sleep lets the last lines arrive
     }
 
     /** Per acquisition: commands sent (MONITOR), commands the server ran, and its µs in scripts (INFO commandstats). */
@@ -60,8 +45,7 @@ object RedisPeersReport {
     private fun count(server: LocalRedisServer, details: StringBuilder, label: String, work: () -> Unit): Cost {
         val counter = CommandCounter(server.port)
         Thread.sleep(200)
-        work()
-        counter.close()
+        counter.use { work() }
         server.command("CONFIG", "RESETSTAT")
         work()
         val stats = commandStats(server)
@@ -69,7 +53,7 @@ object RedisPeersReport {
         details.append("executed ${stats.entries.joinToString(" ") { "${it.key}=${it.value.first}" }}\n")
         val executed = stats.values.sumOf { it.first }
         val scriptMicros = stats.filterKeys { it == "evalsha" || it == "eval" }.values.sumOf { it.second }
-        return Cost(counter.total() / 1000.0, executed / 1000.0, scriptMicros / 1000.0)
+        return Cost(counter.byCommand.values.sumOf { it.get() } / 1000.0, executed / 1000.0, scriptMicros / 1000.0)
     }
 
     /** INFO commandstats: command -> (calls, usec), without the commands this report sends itself. */
@@ -79,14 +63,12 @@ object RedisPeersReport {
             name to (line.substringAfter("calls=").substringBefore(',').toLong() to line.substringAfter("usec=").substringBefore(',').toLong())
         }.filterKeys { !it.startsWith("config") && !it.startsWith("info") && it != "monitor" }.toSortedMap()
 
-    @JvmStatic
-    fun main(args: Array<String>) {
+    @JvmStatic fun main(args: Array<String>) {
         println(
             "| implementation | commands sent per acquisition, uncontended | commands the server ran per acquisition, uncontended " +
                 "| server µs in scripts per acquisition, uncontended | commands sent per acquisition, 20 workers on 1 permit " +
-                "| commands the server ran, 20 workers | served in request order (20 queued) |",
+                "| commands the server ran, 20 workers | served in request order (20 queued) |\n|---|---|---|---|---|---|---|",
         )
-        println("|---|---|---|---|---|---|---|")
         val details = StringBuilder()
         for (impl in impls) {
             LocalRedisServer.start().use { server ->
@@ -95,12 +77,8 @@ object RedisPeersReport {
                     val uncontended = count(server, details, "$impl, 1,000 uncontended cycles") { repeat(1000) { p.acquireRelease() } }
                     val contended = count(server, details, "$impl, 20 workers x 50 cycles on 1 permit") { p.contended(20, 50) }
                     val order = fairness(server.uri, impl)
-                    println(
-                        "| $impl | %.2f | %.2f | %.1f | %.2f | %.2f | %s |".format(
-                            uncontended.sent, uncontended.executed, uncontended.scriptMicros,
-                            contended.sent, contended.executed, if (order == (0 until 20).toList()) "yes" else "no: $order",
-                        ),
-                    )
+                    println("| $impl | %.2f | %.2f | %.1f | %.2f | %.2f | %s |".format(uncontended.sent, uncontended.executed,
+                        uncontended.scriptMicros, contended.sent, contended.executed, if (order == (0 until 20).toList()) "yes" else "no: $order"))
                 }
             }
         }
@@ -115,23 +93,15 @@ object RedisPeersReport {
         val served = Collections.synchronizedList(mutableListOf<Int>())
         val release = CountDownLatch(1)
         val held = CountDownLatch(1)
-        val holderThread = Thread {
-            holder.acquireRelease {
-                held.countDown()
-                release.await()
-            }
-        }.apply { start() }
+        val holderThread = thread { holder.acquireRelease { held.countDown(); release.await() } }
         held.await()
         val workers = (0 until 20).map { i ->
             val p = peer(uri, impl, "fair-$impl", 1)
-            Thread { p.acquireRelease { served += i } }.apply { start() }.also { Thread.sleep(100) } to p
+            thread { p.acquireRelease { served += i } }.also { Thread.sleep(100) } to p
         }
         release.countDown()
         holderThread.join()
-        for ((t, p) in workers) {
-            t.join(TimeUnit.MINUTES.toMillis(2))
-            p.close()
-        }
+        for ((t, p) in workers) { t.join(TimeUnit.MINUTES.toMillis(2)); p.close() }
         holder.close()
         return served.toList()
     }

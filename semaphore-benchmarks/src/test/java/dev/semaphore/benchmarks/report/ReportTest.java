@@ -193,9 +193,7 @@ class ReportTest {
     void theCommittedReportIsTheOneTheCommittedResultsGive() throws Exception {
         Path results = Path.of("../docs/results");
         List<Report.Section> sections = Report.sections(Report.template(), results);
-        java.util.Map<String, Report.Row> rechecks = new java.util.LinkedHashMap<>();
-        for (Path p : Report.glob(results, "local/recheck-*.json", false)) for (Report.Row r : Report.parse(p, "impl")) rechecks.putIfAbsent(r.key(), r);
-        String expected = Report.markdown(Report.template(), sections, Report.ratios(sections, rechecks), results);
+        String expected = Report.markdown(Report.template(), sections, Report.ratios(sections, Report.rechecks(results)), results);
         assertEquals(expected, Files.readString(Path.of("../docs/benchmarks.md")),
                 "docs/benchmarks.md is not what docs/results gives: run Report (docs/benchmarking.md says how)");
     }
