@@ -5,8 +5,15 @@ import static dev.semaphore.benchmarks.ContendedShape.WORK;
 import com.ibm.asyncutil.locks.FairAsyncSemaphore;
 import dev.semaphore.async.AsyncSemaphore;
 import dev.semaphore.async.Permit;
-import java.util.*;
-import java.util.concurrent.*;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.*;
 
 /**
