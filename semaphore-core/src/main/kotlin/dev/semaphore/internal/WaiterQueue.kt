@@ -733,10 +733,6 @@ internal open class WaiterQueue(
         /** A FIFO queue (Semaphore, Lock). */
         fun fifo(permits: Int): WaiterQueue = WaiterQueue(permits, FifoOrder())
 
-        /** A priority queue, with optional aging read from [timeSource]. */
-        fun priority(permits: Int, aging: Duration?, timeSource: TimeSource): WaiterQueue =
-            WaiterQueue(permits, priorityOrder(aging), timeSource)
-
         /** The order of a priority queue, with optional [aging]. */
         fun priorityOrder(aging: Duration?): WaitOrder {
             if (aging != null) {
