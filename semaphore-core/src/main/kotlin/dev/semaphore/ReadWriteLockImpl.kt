@@ -17,8 +17,8 @@
  * or a second upgradable read) blocks everyone behind it (I5); nobody barges (I4); a waiter that
  * leaves the line (cancel, timeout) lets those behind it in if they now fit (I5, after cancel).
  * UpgradeFirstOrder keeps priority 0 in one FIFO line, and the upgrade (priority 1, never more than
- * one) is served before everyone queued; while it waits it is the head, so it blocks every later request (I5), new readers
- * included, and it never gives back the upgradable read's U permits on the way.
+ * one) is served before everyone queued; while it waits it is the head, so it blocks every later
+ * request (I5), new readers included, and it never gives back the upgradable read's U permits on the way.
  * Limits: at most N = 2^30 read holds at once, 2^29 - 1 beside the upgradable read; a reader beyond
  * that waits in line until a read hold ends.
  * ReadWritePolicy.PHASE_FAIR: the same encoding and the same rules RW1-RW5, served in a PhaseFairOrder
