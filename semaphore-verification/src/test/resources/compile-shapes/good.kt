@@ -76,6 +76,7 @@ fun readWritePolicies(): List<ReadWriteLock> = listOf(
     ReadWriteLock(Diagnostics(name = "fifo")),
     ReadWriteLock(diagnostics = Diagnostics(name = "fifo")),
     ReadWriteLock(ReadWritePolicy.PHASE_FAIR),
+    ReadWriteLock(ReadWritePolicy.WRITERS_LINE),
     ReadWriteLock(ReadWritePolicy.PHASE_FAIR, Diagnostics(name = "cache")),
     ReadWriteLock(policy = ReadWritePolicy.PHASE_FAIR, diagnostics = Diagnostics(name = "cache")),
     ReadWriteLock(diagnostics = Diagnostics(name = "cache"), policy = ReadWritePolicy.PHASE_FAIR),

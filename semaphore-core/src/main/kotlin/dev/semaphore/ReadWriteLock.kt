@@ -19,8 +19,10 @@ import kotlin.time.Duration
  *   together; a queued writer makes every request after it wait, readers included. So writers are not
  *   starved by a stream of readers, and readers are not starved by writers.
  *   [ReadWritePolicy.PHASE_FAIR], chosen at creation, admits every waiting reader together when a write
- *   ends, then the next writer; its guarantees are listed there. The rest of this page holds for both
- *   policies, except where it says "the line" for FIFO's one line: read it there as the policy's order.
+ *   ends, then the next writer; [ReadWritePolicy.WRITERS_LINE] lets writers wait in a line of their own
+ *   and only one of them at a time in the lock's line, for read-mostly work. Their guarantees are listed
+ *   there. The rest of this page holds for every policy, except where it says "the line" for FIFO's one
+ *   line: read it there as the policy's order.
  * - **No barging**: the `try` forms succeed only if the request would be served now with nobody
  *   ahead of it in the line.
  * - **Cancellation-safe**: a waiter cancelled (or timed out) while queued leaves the line at once, and
@@ -193,7 +195,7 @@ public fun ReadWriteLock(diagnostics: Diagnostics = Diagnostics.NONE): ReadWrite
 
 /**
  * Creates a [ReadWriteLock] that serves its waiters by [policy], with nothing held:
- * `ReadWriteLock(ReadWritePolicy.PHASE_FAIR)`, or `ReadWriteLock(ReadWritePolicy.PHASE_FAIR, Diagnostics(name = "cache"))`.
+ * `ReadWriteLock(ReadWritePolicy.PHASE_FAIR)`, or `ReadWriteLock(ReadWritePolicy.WRITERS_LINE, Diagnostics(name = "cache"))`.
  */
 @JvmOverloads
 public fun ReadWriteLock(policy: ReadWritePolicy, diagnostics: Diagnostics = Diagnostics.NONE): ReadWriteLock =

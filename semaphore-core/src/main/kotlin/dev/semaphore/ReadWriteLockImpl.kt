@@ -24,6 +24,26 @@
  * ReadWritePolicy.PHASE_FAIR: the same encoding and the same rules RW1-RW5, served in a PhaseFairOrder
  * instead (WaitOrder.kt, PF1-PF4): a readers' line, an exclusive line and the upgrade; its one check on
  * this file's state is writeHeld (PF2).
+ * ReadWritePolicy.WRITERS_LINE: FIFO's queue, with a second WaiterQueue of one permit in front of it for
+ * writers only (writersLine). A writer is not a hold of the writers' line: it takes the line's permit,
+ * then the write hold as FIFO does, then gives the line's permit back (WL1), so the holds, RW1-RW5 and
+ * everything after the lock call are FIFO's.
+ * WL1  The line's permit is held only inside a lock call of a writer: from its grant (by the writers'
+ *     line) until the call returns or fails, whichever way (granted, cancelled, timed out, closed).
+ *     Whoever took it gives it back in a finally of that call; a grant of it to a waiter gone away is
+ *     handed back by the line itself (W3, writersLineRequests). So at most one writer stands in the lock's
+ *     line, and a writer's try succeeds only when the line's permit is free and nobody waits for it.
+ * WL2 A writer that takes the line's permit without waiting joins the lock's line in the same step, to
+ *     every other caller; one woken from the writers' line joins it later, when it runs (the policy's
+ *     rule 2). `joining` counts the writers that took the permit without waiting and have not reached
+ *     the lock's line: the lock-free take counts its writer from just before it (and counts it out if
+ *     it fails), an offer granted at once counts it in the line's locked step that grants it. It
+ *     stops counting when its request reaches the lock's line (granted or queued there: the write
+ *     grantee's callbacks, W4; or the write hold's fast path), or gives up. That holder is marked by
+ *     lineHolderJoining (one holder at a time, WL1), so that exactly one of those steps counts it out.
+ *     A write try that finds the permit taken while joining > 0 waits (spinWait) and looks again, as
+ *     RW3 does: so the permit it finds taken belongs to a writer in, or granted in, the lock's line,
+ *     or to one woken from the writers' line.
  *
  * Why the holds are kept here and not read off the engine's count: the count cannot tell a write
  * hold (N) from an upgradable read plus 2^29 - 1 reads (also N), and a release cannot check which
@@ -62,6 +82,8 @@
 package dev.semaphore
 
 import dev.semaphore.internal.AtomicStateCell
+import dev.semaphore.internal.EngineCounts
+import dev.semaphore.internal.FifoOrder
 import dev.semaphore.internal.Grantee
 import dev.semaphore.internal.PermitWaiter
 import dev.semaphore.internal.PhaseFairOrder
@@ -70,15 +92,20 @@ import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
+import dev.semaphore.internal.announceDeadline
+import dev.semaphore.internal.clearDeadline
 import dev.semaphore.internal.spinWait
 import dev.semaphore.internal.addListenerFor
 import dev.semaphore.internal.attach
+import dev.semaphore.internal.attachWritersLine
+import dev.semaphore.internal.waitersWithWritersLine
 import dev.semaphore.internal.dumpOf
 import dev.semaphore.internal.holdersNow
 import dev.semaphore.internal.waitersNow
 import dev.semaphore.internal.toSnapshot
 import kotlin.concurrent.Volatile
 import kotlin.time.Duration
+import kotlinx.coroutines.withTimeoutOrNull
 
 /**
  * The engine-backed [ReadWriteLock] (rules RW1-RW5 at the top of this file). [total] is N; the factory
@@ -102,22 +129,37 @@ internal class ReadWriteLockImpl(
     internal val upgradePermits = total - upgradablePermits
 
     override val waiterQueue: WaiterQueue = when (policy) {
-        ReadWritePolicy.FIFO -> WaiterQueue(total, UpgradeFirstOrder())
+        ReadWritePolicy.FIFO, ReadWritePolicy.WRITERS_LINE -> WaiterQueue(total, UpgradeFirstOrder())
         // PF2: under the queue's lock, no permit free and no plain read recorded is the write hold.
         ReadWritePolicy.PHASE_FAIR -> WaiterQueue(total, PhaseFairOrder(total) { it == 0 && holds.load() and READS == 0L })
     }
 
     private val holds = HoldsWord()
 
+    /** WRITERS_LINE's line of writers (WL1): one permit, first come, first served; null for the other policies. */
+    internal val writersLine: WaiterQueue? =
+        if (policy == ReadWritePolicy.WRITERS_LINE) WaiterQueue(1, FifoOrder()) else null
+
+    /** WL2: the writers that may take the writers' line's permit without waiting and have not reached the lock's line. */
+    private val joining = JoiningCount()
+
+    /** WL2: the holder of the writers' line's permit took it without waiting and has not reached the lock's line. */
+    @Volatile
+    private var lineHolderJoining = false
+
     override val readHolds: Int get() = readHoldsOf(holds.load())
     override val isWriteLocked: Boolean get() = holds.load() and WRITER != 0L
-    override val queueLength: Int get() = waiterQueue.queueLength
+    override val queueLength: Int get() = waiterQueue.queueLength + (writersLine?.queueLength ?: 0)
     override val isClosed: Boolean get() = waiterQueue.isClosed
 
-    override fun close(cause: Throwable?) = waiterQueue.close(cause)
+    override fun close(cause: Throwable?) {
+        waiterQueue.close(cause)
+        writersLine?.close(cause)
+    }
 
     init {
         waiterQueue.attach(this, "ReadWriteLock", diagnostics)
+        writersLine?.attachWritersLine(this, diagnostics, total)
     }
 
     override fun addListener(listener: SemaphoreListener): ListenerRegistration =
@@ -125,13 +167,28 @@ internal class ReadWriteLockImpl(
 
     override fun holders(): List<HoldInfo> = waiterQueue.holdersNow()
 
-    override fun waiters(): List<WaitInfo> = waiterQueue.waitersNow()
+    override fun waiters(): List<WaitInfo> = writersLine?.let { waiterQueue.waitersWithWritersLine(it) } ?: waiterQueue.waitersNow()
 
     override fun dump(): String = dumpOf(this)
 
-    override fun snapshot(): SemaphoreSnapshot = waiterQueue.readCounts { c ->
-        val h = holds.load() // just after the engine's instant (see SemaphoreSnapshot)
-        c.toSnapshot("ReadWriteLock", name, readHoldsOf(h), h and WRITER != 0L, h and UPGRADABLE != 0L)
+    override fun snapshot(): SemaphoreSnapshot {
+        // The writers' line first: a writer that moves on between the two reads is counted twice, never missed.
+        val line = writersLine?.readCounts { it }
+        return waiterQueue.readCounts { c ->
+            val h = holds.load() // just after the engine's instant (see SemaphoreSnapshot)
+            if (line != null) addWritersLine(c, line)
+            c.toSnapshot("ReadWriteLock", name, readHoldsOf(h), h and WRITER != 0L, h and UPGRADABLE != 0L)
+        }
+    }
+
+    /** The writers' line's waits, added to the lock's counts: each waiting writer asks for the write hold. */
+    private fun addWritersLine(c: EngineCounts, line: EngineCounts) {
+        c.queuedRequests += line.queuedRequests
+        c.queuedPermits += line.queuedRequests.toLong() * total
+        if (line.queuedRequests > 0) c.byPriority = c.byPriority + (0 to (c.byPriority[0] ?: 0) + line.queuedRequests)
+        c.timedOut += line.timedOut
+        c.cancelled += line.cancelled
+        c.failedByClose += line.failedByClose
     }
 
     /** The holds word's bits, for the tests (one load). */
@@ -163,16 +220,102 @@ internal class ReadWriteLockImpl(
     // ---- write ----
 
     override suspend fun lockWrite() {
+        val line = writersLine
+        if (line != null) return lockWriteInLine(line)
         if (waiterQueue.tryAcquirePermits(total, 0, waitsIfRefused = true)) recordWrite() else waiterQueue.acquireSuspending(total, 0, writeRequests)
     }
 
-    override fun tryLockWrite(): Boolean = tryTake(WRITE) || waiterQueue.refused(total)
+    /** WRITERS_LINE's lockWrite (WL1, WL2): the writers' line, then the write hold as FIFO's, then the line's permit back. */
+    private suspend fun lockWriteInLine(line: WaiterQueue) {
+        if (!takeWritersLine(line)) line.acquireSuspending(1, 0, writersLineRequests)
+        try {
+            if (waiterQueue.tryAcquirePermits(total, 0, waitsIfRefused = true)) {
+                recordWrite()
+                joined()
+            } else {
+                waiterQueue.acquireSuspending(total, 0, writeRequests)
+            }
+        } finally {
+            joined()
+            line.release(1)
+        }
+    }
+
+    /**
+     * WL2: takes the writers' line's permit if it is free with nobody waiting, counted in [joining] from
+     * before the take; true: the caller holds it and stays counted until [joined]. (The offer that
+     * follows a false is counted by the line's grantee, under the line's lock, if it is granted at once.)
+     */
+    internal fun takeWritersLine(line: WaiterQueue): Boolean {
+        joining.add(1)
+        if (line.tryAcquirePermits(1, 0, waitsIfRefused = true)) {
+            lineHolderJoining = true
+            return true
+        }
+        joining.add(-1)
+        return false
+    }
+
+    /** WL2: the holder's request reached the lock's line, or gave up; counts it out once. */
+    internal fun joined() {
+        if (lineHolderJoining) {
+            lineHolderJoining = false
+            joining.add(-1)
+        }
+    }
+
+    override fun tryLockWrite(): Boolean = tryTakeWrite() || waiterQueue.refused(total)
 
     /** [tryLockWrite] without counting a refusal: for a caller that waits next. */
-    internal fun tryTakeWrite(): Boolean = tryTake(WRITE)
+    internal fun tryTakeWrite(): Boolean {
+        val line = writersLine ?: return tryTake(WRITE)
+        var step = 0
+        while (!takeLineNow(line)) {
+            if (joining.load() == 0L) return false // a writer waits, or is on its way (WL1)
+            spinWait(step++) // WL2: a writer between the writers' line and the lock's line
+        }
+        try {
+            return tryTake(WRITE)
+        } finally {
+            line.release(1)
+        }
+    }
 
-    override suspend fun tryLockWrite(timeout: Duration): Boolean =
-        tryTake(WRITE) || waiterQueue.acquireWithin(total, 0, writeRequests, timeout) { endWrite() }
+    /** The write hold's try for a writer that holds the writers' line's permit (WL1), or for any writer of another policy. */
+    internal fun tryTakeWriteInLine(): Boolean = tryTake(WRITE)
+
+    /** WL1: the writers' line's permit now, if it is free and nobody waits for it (a closed lock throws). */
+    private fun takeLineNow(line: WaiterQueue): Boolean {
+        if (line.tryAcquirePermits(1)) return true
+        waiterQueue.checkOpen() // the lock's own closed state, as every try form throws it
+        return false
+    }
+
+    override suspend fun tryLockWrite(timeout: Duration): Boolean {
+        val line = writersLine ?: return tryTake(WRITE) || waiterQueue.acquireWithin(total, 0, writeRequests, timeout) { endWrite() }
+        if (tryTakeWrite()) return true
+        if (!timeout.isPositive()) return waiterQueue.refused(total)
+        if (timeout.isInfinite()) {
+            lockWriteInLine(line)
+            return true
+        }
+        // One deadline over both lines, in coroutine time as acquireWithin's; a grant that races the
+        // timeout is given back (acquired is set in the step in which the call returns).
+        var acquired = false
+        val announcer = waiterQueue.announceDeadline(timeout.inWholeNanoseconds)
+        try {
+            withTimeoutOrNull(timeout) {
+                lockWriteInLine(line)
+                acquired = true
+            }
+        } catch (e: Throwable) {
+            if (acquired) endWrite()
+            throw e
+        } finally {
+            if (announcer != null) clearDeadline(announcer)
+        }
+        return acquired
+    }
 
     override fun unlockWrite() {
         while (true) {
@@ -443,6 +586,22 @@ internal class ReadWriteLockImpl(
 
     // ---- grantees (W4) ----
 
+    /**
+     * The writers' line's requests (WL1, WL2): a grant at the offer (status NEW) took the permit without
+     * waiting, so its writer is counted in joining, in the line's locked step that took the permit. A
+     * grant to a writer gone away goes back to the line.
+     */
+    internal val writersLineRequests: Grantee = object : Grantee {
+        override val queue: WaiterQueue get() = writersLine!!
+        override fun granted(w: PermitWaiter) {
+            if (w.status == PermitWaiter.NEW) {
+                joining.add(1)
+                lineHolderJoining = true
+            }
+        }
+        override fun handBack(w: PermitWaiter) = writersLine!!.release(1)
+    }
+
     internal val readRequests: Grantee = object : Grantee {
         override val queue: WaiterQueue get() = waiterQueue
         override fun granted(w: PermitWaiter) = recordRead()
@@ -451,7 +610,11 @@ internal class ReadWriteLockImpl(
 
     internal val writeRequests: Grantee = object : Grantee {
         override val queue: WaiterQueue get() = waiterQueue
-        override fun granted(w: PermitWaiter) = recordWrite()
+        override fun granted(w: PermitWaiter) {
+            recordWrite()
+            joined() // WL2
+        }
+        override fun queued(w: PermitWaiter) = joined() // WL2
         override fun handBack(w: PermitWaiter) = endWrite()
     }
 
@@ -507,6 +670,15 @@ internal class ReadWriteLockImpl(
     }
 
     private class HoldsWord : AtomicStateCell(0L)
+
+    private class JoiningCount : AtomicStateCell(0L) {
+        fun add(delta: Long) {
+            while (true) {
+                val n = load()
+                if (cas(n, n + delta)) return
+            }
+        }
+    }
 
     internal companion object {
         /** N of the factory's locks: 2^30 permits. */

@@ -3,7 +3,7 @@ package dev.semaphore
 /**
  * The order in which a [ReadWriteLock] serves its waiters, chosen at creation:
  * `ReadWriteLock(ReadWritePolicy.PHASE_FAIR)` (Java: `AsyncReadWriteLock.create(ReadWritePolicy.PHASE_FAIR)`).
- * Both policies are fair (nobody starves), never barge (the `try` forms succeed only when the request would
+ * Which to choose, with measurements: docs/read-write-lock.md. Every policy is fair (nobody starves), never barge (the `try` forms succeed only when the request would
  * be served now with nobody waiting ahead of it), and keep everything else the same: cancellation and
  * timeouts that never lose a hold, [ReadWriteLock.close], downgrade, one upgradable reader at a time, the
  * upgrade served before everyone queued, the limit of 2^30 read holds, and one line for coroutines, Java
@@ -60,4 +60,46 @@ public enum class ReadWritePolicy {
      * while no writer or upgradable reader waits (3).
      */
     PHASE_FAIR,
+
+    /**
+     * A line of writers in front of [FIFO]'s line, for read-mostly work: readers and upgradable readers
+     * stand in the lock's line as in [FIFO], but writers first wait in a *writers' line* of their own,
+     * and only its first writer stands in the lock's line at a time. So readers wait behind at most one
+     * waiting writer instead of behind every one, and while the next writer is being woken (its
+     * coroutine dispatched, its thread unparked) the readers that arrive are granted at once.
+     *
+     * 1. **Writers' line.** Writers are served first come, first served among themselves. A writer
+     *    waits in the writers' line while another writer is *on its way*: standing in the lock's line,
+     *    or granted there but not yet returned from its lock call. When that call returns (or the writer
+     *    leaves: cancelled, timed out), the next writer is woken, and it joins the lock's line once it
+     *    runs (a future's request joins at once, on the thread that woke it).
+     * 2. **A reader waits for at most two writes**: the write hold taken now, and the one writer on its
+     *    way. Writers in the writers' line hold back no reader. Otherwise a reader waits as in [FIFO]:
+     *    behind everything in the lock's line (an upgrade, a blocked upgradable reader).
+     * 3. **A writer never starves.** Once it stands in the lock's line it is served as in [FIFO]: later
+     *    readers wait behind it, and it waits for the holds taken and the requests queued before it.
+     *    Readers that arrive while it is being woken get in first, and it waits for them too.
+     * 4. **Upgrade and upgradable read** as in [FIFO]: the upgrade is served before everyone in the
+     *    lock's line and never passes through the writers' line (the writer on its way may be waiting
+     *    for the upgradable reader, so a line between them could deadlock); the upgradable read waits in
+     *    the lock's line, one at a time.
+     * 5. **Try forms never barge.** `tryLockWrite()` succeeds only if no hold is taken and no writer
+     *    waits or is on its way; `tryLockRead()` and `tryLockUpgradableRead()` as in [FIFO] (writers in
+     *    the writers' line do not count, as in 2). A timed try waits in both lines, with one deadline.
+     * 6. **Cancellation and timeouts.** A writer that leaves the writers' line changes nothing else;
+     *    one that leaves the lock's line lets the readers behind it in, as in [FIFO], and wakes the next
+     *    writer. Nothing is held after either.
+     * 7. **Everything else** as in [FIFO]: `unlockWrite`, `downgrade`, `close` (which fails the writers'
+     *    line too), the limits.
+     *
+     * The price: writers as a whole get the lock less often when readers keep arriving (3), and an
+     * uncontended `lockWrite` takes and gives back the writers' line (two more atomic operations).
+     * Diagnostics: [ReadWriteLock.queueLength] and the snapshot count the writers in the writers' line as
+     * requests of the write hold (queued, cancelled, timed out). A lock observed from its creation
+     * ([Diagnostics.tracking], a long-hold threshold, deadlock detection) also lists them in
+     * [Inspectable.waiters], and its deadlock detection sees a writer there wait for the one on its way.
+     * Listeners, JFR and the snapshot's `acquiredAfterWait` see a write's wait from when it stands in the
+     * lock's line (a writer that waited only in the writers' line counts as acquired at once).
+     */
+    WRITERS_LINE,
 }

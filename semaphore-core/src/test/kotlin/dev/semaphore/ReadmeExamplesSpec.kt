@@ -74,7 +74,7 @@ private class Quickstart {
         val pool = PrioritySemaphore(permits = 2, aging = 5.seconds) // +1 effective priority per 5 s waited
         pool.withPermit(priority = 10) { serveInteractiveRequest() }
 
-        val rw = ReadWriteLock()                     // or ReadWriteLock(ReadWritePolicy.PHASE_FAIR)
+        val rw = ReadWriteLock()                     // or ReadWriteLock(ReadWritePolicy.WRITERS_LINE), ...PHASE_FAIR
         val value = rw.withReadLock { cache[key] }   // the readers at the head of the line share the lock
         rw.withWriteLock { cache[key] = computed }   // a queued writer makes later readers wait: no starvation
 

@@ -12,10 +12,11 @@ import org.openjdk.jmh.annotations.*;
 @Warmup(iterations = 5, time = 1) @Measurement(iterations = 5, time = 1) @Fork(1)
 public class ReadWriteBenchmark {
     /**
-     * ours = dev.semaphore.ReadWriteLock, oursPhaseFair = the same with ReadWritePolicy.PHASE_FAIR, kotlinxMutex = one
+     * ours = dev.semaphore.ReadWriteLock, oursPhaseFair and oursWritersLine = the same with ReadWritePolicy.PHASE_FAIR and
+     * WRITERS_LINE, kotlinxMutex = one
      * kotlinx Mutex, kotlinxSemaphore(-16) = a kotlinx Semaphore of `coroutines` (16) permits: see ReadWritePrimitives.
      */
-    @Param({"ours", "oursPhaseFair", "kotlinxMutex", "kotlinxSemaphore", "kotlinxSemaphore-16"}) public String impl;
+    @Param({"ours", "oursPhaseFair", "oursWritersLine", "kotlinxMutex", "kotlinxSemaphore", "kotlinxSemaphore-16"}) public String impl;
 
     @Param({"default", "pool2"}) public String dispatcher;
 

@@ -91,19 +91,20 @@ public class ExclusionCheck {
 
 public object ReadWritePrimitives {
     /**
-     * "ours": dev.semaphore.ReadWriteLock; "oursPhaseFair": the same with PHASE_FAIR; "kotlinxMutex": one Mutex for
+     * "ours": dev.semaphore.ReadWriteLock; "oursPhaseFair", "oursWritersLine": the same with PHASE_FAIR, WRITERS_LINE; "kotlinxMutex": one Mutex for
      * reads and writes; "kotlinxSemaphore": a kotlinx Semaphore of K = [coroutines] permits (a read takes 1; a write
      * takes a Mutex, then the K permits one at a time); "kotlinxSemaphore-K": the same with K permits.
      */
     @JvmStatic public fun of(impl: String, coroutines: Int): SuspendReadWrite = when (impl) {
         "ours" -> OursReadWrite(OurReadWriteLock())
         "oursPhaseFair" -> OursReadWrite(OurReadWriteLock(ReadWritePolicy.PHASE_FAIR))
+        "oursWritersLine" -> OursReadWrite(OurReadWriteLock(ReadWritePolicy.WRITERS_LINE))
         "kotlinxMutex" -> KotlinxMutexReadWrite(KotlinxMutex())
         "kotlinxSemaphore" -> KotlinxSemaphoreReadWrite(coroutines)
         else -> impl.removePrefix("kotlinxSemaphore-").toIntOrNull()?.takeIf { impl.startsWith("kotlinxSemaphore-") && it >= 1 }
             ?.let { KotlinxSemaphoreReadWrite(it) }
             ?: throw IllegalArgumentException(
-                "unknown read-write impl '$impl' (expected ours, oursPhaseFair, kotlinxMutex, kotlinxSemaphore or kotlinxSemaphore-K with K >= 1)",
+                "unknown read-write impl '$impl' (expected ours, oursPhaseFair, oursWritersLine, kotlinxMutex, kotlinxSemaphore or kotlinxSemaphore-K with K >= 1)",
             )
     }
 }

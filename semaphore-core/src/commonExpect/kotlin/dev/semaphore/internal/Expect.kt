@@ -91,6 +91,10 @@ internal expect fun currentThread(): Any
 
 internal expect fun WaiterQueue.attach(primitive: Inspectable, kind: String, config: Diagnostics)
 
+internal expect fun WaiterQueue.attachWritersLine(lock: Inspectable, config: Diagnostics, writePermits: Int)
+
+internal expect fun WaiterQueue.waitersWithWritersLine(writersLine: WaiterQueue): List<WaitInfo>
+
 internal expect fun WaiterQueue.addListenerFor(
     primitive: Inspectable,
     kind: String,

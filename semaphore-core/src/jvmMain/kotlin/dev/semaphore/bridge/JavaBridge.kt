@@ -27,6 +27,7 @@ import dev.semaphore.internal.Leaks
 import dev.semaphore.internal.PermitHold
 import dev.semaphore.internal.ReadWriteHold
 import dev.semaphore.internal.WaiterQueue
+import dev.semaphore.internal.WritersLineFuture
 import dev.semaphore.internal.acquireBlocking
 import dev.semaphore.internal.announceDeadline
 import dev.semaphore.internal.clearDeadline
@@ -204,8 +205,14 @@ public object JavaBridge {
         val impl = lock.impl()
         val hold = ReadWriteHold(impl, kind)
         val queue = impl.waiterQueue
+        val writersLine = if (kind == HoldKind.WRITE) impl.writersLine else null
         return future({ hold.tryTake() }, { Leaks.watchIfObserved(queue, onGrant(hold), hold) { hold.permits() } }) {
-            waitFor(queue, hold.permits(), timeoutNanos) { requestHold(queue, hold.permits(), 0, hold.grantee(), hold, onGrant) }
+            @Suppress("UNCHECKED_CAST") // T is the handle, never null (onGrant must not return null)
+            if (writersLine != null) {
+                waitFor(queue, impl.total, timeoutNanos) { WritersLineFuture(impl, writersLine, hold, onGrant as (LockHold) -> Any).start() as GrantFuture<T> }
+            } else {
+                waitFor(queue, hold.permits(), timeoutNanos) { requestHold(queue, hold.permits(), 0, hold.grantee(), hold, onGrant) }
+            }
         }
     }
 
@@ -220,8 +227,35 @@ public object JavaBridge {
     public fun <T : Any> lockBlocking(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
         val impl = lock.impl()
         val hold = ReadWriteHold(impl, kind)
-        val held = block(impl.waiterQueue, hold.permits(), timeoutNanos, { hold.tryTake() }) { impl.waiterQueue.acquireBlocking(hold.permits(), 0, hold.grantee(), it) }
+        val writersLine = if (kind == HoldKind.WRITE) impl.writersLine else null
+        val held = if (writersLine != null) {
+            blockInWritersLine(impl, writersLine, timeoutNanos)
+        } else {
+            block(impl.waiterQueue, hold.permits(), timeoutNanos, { hold.tryTake() }) { impl.waiterQueue.acquireBlocking(hold.permits(), 0, hold.grantee(), it) }
+        }
         return if (held) Leaks.watchIfObserved(impl.waiterQueue, onGrant(hold), hold) { hold.permits() } else null
+    }
+
+    /**
+     * A blocked writer of a lock with ReadWritePolicy.WRITERS_LINE (ReadWriteLockImpl.kt, WL1): the
+     * writers' line, then the lock's line with what is left of [timeoutNanos]; the writers' line's
+     * permit is given back however the second wait ends.
+     */
+    private fun blockInWritersLine(impl: ReadWriteLockImpl, writersLine: WaiterQueue, timeoutNanos: Long): Boolean {
+        val start = System.nanoTime()
+        val first = blockFor(impl.waiterQueue, impl.total, timeoutNanos, { impl.tryTakeWrite() }) {
+            impl.takeWritersLine(writersLine) || writersLine.acquireBlocking(1, 0, impl.writersLineRequests, it)
+        }
+        if (first != AFTER_WAIT) return first == AT_ONCE // AT_ONCE: the write hold itself (its try passes the line)
+        try {
+            val left = if (timeoutNanos == NO_TIMEOUT) NO_TIMEOUT else timeoutNanos - (System.nanoTime() - start)
+            return block(impl.waiterQueue, impl.total, left, { impl.tryTakeWriteInLine() }) {
+                impl.waiterQueue.acquireBlocking(impl.total, 0, impl.writeRequests, it)
+            }
+        } finally {
+            impl.joined() // WL2, before the next holder can take the permit
+            writersLine.release(1)
+        }
     }
 
     /**

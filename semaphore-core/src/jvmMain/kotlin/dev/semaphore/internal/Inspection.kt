@@ -27,6 +27,24 @@ internal fun WaiterQueue.attach(primitive: Inspectable, kind: String, config: Di
     }
 }
 
+/**
+ * At the creation of a ReadWriteLock with a writers' line (this queue; ReadWriteLockImpl.kt, WL1): observes the
+ * line as the lock is observed (Observer.kt, O4), if [config] asks for observation from creation, and lets the
+ * deadlock watch see the writers waiting in it.
+ */
+internal fun WaiterQueue.attachWritersLine(lock: Inspectable, config: Diagnostics, writePermits: Int) {
+    if (!config.observesFromCreation) return
+    observed({ Observer(lock, this, "ReadWriteLock", config, writersLineOf = writePermits) }) {}
+    config.detectDeadlocksAfter?.let { Deadlocks.register(this, it.inWholeNanoseconds) }
+}
+
+/** [waitersNow] of a ReadWriteLock's line and its [writersLine] (O4), in the order they came. */
+internal fun WaiterQueue.waitersWithWritersLine(writersLine: WaiterQueue): List<WaitInfo> {
+    val line = writersLine.waitersNow() // first: a writer that moves on in between is listed twice, never missed
+    val lock = waitersNow()
+    return if (line.isEmpty()) lock else (lock + line).sortedBy { it.since }
+}
+
 internal fun WaiterQueue.addListenerFor(
     primitive: Inspectable,
     kind: String,

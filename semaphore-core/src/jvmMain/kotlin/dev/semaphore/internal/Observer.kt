@@ -14,6 +14,12 @@
  *     order: a hold of n permits taken by the releasing thread (latest first), the oldest hold of n
  *     permits, then the oldest holds, in part if need be. A Lock has one hold at a time, so its records are
  *     exact; a ReadWriteLock's reads are anonymous like a semaphore's.
+ * O4  The writers' line of a ReadWriteLock with ReadWritePolicy.WRITERS_LINE (ReadWriteLockImpl.kt, WL1) is
+ *     a queue of its own, observed by an Observer of its own ([writersLineOf] > 0) when the lock is observed
+ *     from creation. It records the writers waiting there (shown as requests of the write hold: waiters()
+ *     merges them into the lock's) and its one hold, the writer on its way, which is never shown as a hold
+ *     of the lock but is what Deadlocks.kt needs to see a writer wait for the one ahead of it. It has no
+ *     listeners and tells JFR nothing: the lock's own Observer reports the write's wait and hold.
  * Bounds: one record per waiter in line and per hold alive, and the events of one locked step.
  */
 package dev.semaphore.internal
@@ -107,6 +113,8 @@ internal class Observer(
     /** The primitive's kind, as its snapshot names it. */
     val kind: String,
     private val config: Diagnostics,
+    /** O4: a ReadWriteLock's writers' line, whose requests are shown as requests of this many permits; 0 otherwise. */
+    private val writersLineOf: Int = 0,
 ) {
     @Volatile
     private var listeners: Array<SemaphoreListener> = NO_LISTENERS
@@ -127,7 +135,7 @@ internal class Observer(
     fun acquiredNow(permits: Int, requester: Requester) {
         val now = System.nanoTime()
         val rec = HoldRecord(requester, permits, now, stackIfCaptured())
-        rec.jfr = Jfr.beginHold()
+        rec.jfr = if (writersLineOf == 0) Jfr.beginHold() else null // O4
         holds.add(rec)
         if (listeners.isNotEmpty()) add(Pending.Acquired(holdInfo(rec, now), Duration.ZERO, null, null))
     }
@@ -136,7 +144,7 @@ internal class Observer(
         val deadline = announcedDeadline.get()
         if (deadline != null) announcedDeadline.remove()
         val rec = WaitRecord(w.requester(), w.permits, priority, System.nanoTime(), deadline ?: UNKNOWN_NANOS, stackIfCaptured())
-        rec.jfr = Jfr.beginWait()
+        rec.jfr = if (writersLineOf == 0) Jfr.beginWait() else null // O4
         waits[w] = rec
     }
 
@@ -145,7 +153,7 @@ internal class Observer(
         val wait = waits.remove(w)
         val requester = wait?.requester ?: w.requester()
         val rec = HoldRecord(requester, w.permits, now, wait?.stack)
-        rec.jfr = Jfr.beginHold()
+        rec.jfr = if (writersLineOf == 0) Jfr.beginHold() else null // O4
         holds.add(rec)
         if (listeners.isEmpty() && wait?.jfr == null) return // nobody to tell (the records above are kept)
         val waited = if (wait == null) Duration.ZERO else Duration.ofNanos(now - wait.sinceNanos)
@@ -366,7 +374,7 @@ internal class Observer(
     private fun waitInfo(rec: WaitRecord, now: Long, effective: Int?) = WaitInfo(
         rec.requester,
         rec.requester.owner,
-        rec.permits,
+        if (writersLineOf > 0) writersLineOf else rec.permits, // O4
         rec.priority,
         effective ?: rec.priority,
         rec.sinceNanos,

@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  * <a href="package-summary.html#fairness">rules of the package</a>; a queued writer makes the readers
  * behind it wait, and withdrawing it lets them in. {@code create(ReadWritePolicy.PHASE_FAIR)} makes a
  * phase-fair lock instead: when a write ends, every waiting reader is admitted together, then the next
- * writer ({@link ReadWritePolicy#PHASE_FAIR} lists its guarantees).
+ * writer; {@code create(ReadWritePolicy.WRITERS_LINE)} one whose writers wait in a line of their own,
+ * one at a time in the lock's line (each constant lists its guarantees).
  *
  * <p>Each kind of hold (read, write, upgradable read) has the families of {@link AsyncPermitPool}, for
  * one hold: a future ({@code readLock()}), blocking ({@code readLockBlocking()}), the
@@ -74,8 +75,9 @@ public final class AsyncReadWriteLock implements AsyncInspectable {
 
     /**
      * @param policy the order it serves its waiters in: {@link ReadWritePolicy#FIFO} (what {@link #create()}
-     *     makes) or {@link ReadWritePolicy#PHASE_FAIR} (every waiting reader admitted together when a write
-     *     ends, then the next writer; its guarantees are listed on the constant)
+     *     makes), {@link ReadWritePolicy#PHASE_FAIR} (every waiting reader admitted together when a write
+     *     ends, then the next writer) or {@link ReadWritePolicy#WRITERS_LINE} (writers wait in a line of
+     *     their own, one at a time in the lock's line); their guarantees are listed on the constants
      * @return a new read-write lock, with nothing held
      */
     public static AsyncReadWriteLock create(ReadWritePolicy policy) {

@@ -40,7 +40,7 @@ import kotlin.time.Duration
 const val WRITE_REQUEST = 1
 const val UPGRADE_REQUEST = 3
 
-/** The operations, shared by the two sizes and the two policies (PhaseFairLincheckTest.kt). */
+/** The operations, shared by the two sizes and the three policies (PhaseFairLincheckTest.kt, WritersLineLincheckTest.kt). */
 abstract class ReadWriteLockOps(total: Int, policy: ReadWritePolicy = ReadWritePolicy.FIFO) {
     private val impl = ReadWriteLockImpl(total, policy = policy)
     private val lock: ReadWriteLock = impl
@@ -121,6 +121,10 @@ abstract class ReadWriteLockOps(total: Int, policy: ReadWritePolicy = ReadWriteP
             "the engine handed out ${impl.total - available} permits, the holds account for $accounted: $lock"
         }
         check(accounted != 0L || queued == 0) { "nothing held, yet $queued queued: $lock" }
+        val writersLine = impl.writersLine // WRITERS_LINE (WL1): nothing held, so no writer waits or is on its way
+        check(accounted != 0L || writersLine == null || (writersLine.queueLength == 0 && writersLine.availablePermits == 1)) {
+            "nothing held, yet the writers' line is taken or has waiters: $writersLine, $lock"
+        }
         check(h and ReadWriteLockImpl.WRITER == 0L || h and (ReadWriteLockImpl.READS or ReadWriteLockImpl.UPGRADABLE) == 0L) {
             "a write hold beside other holds: $lock"
         }

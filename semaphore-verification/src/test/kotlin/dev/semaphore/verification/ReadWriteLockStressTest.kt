@@ -1,5 +1,5 @@
 /*
- * Cancellation storm on ReadWriteLock, on 4 real threads, once per policy (FIFO and PHASE_FAIR). Workers take read holds (60%), the write
+ * Cancellation storm on ReadWriteLock, on 4 real threads, once per policy (FIFO, PHASE_FAIR, WRITERS_LINE). Workers take read holds (60%), the write
  * hold (20%) and the upgradable read (20%), by the suspending call, the try form and the timed form
  * with a real 0..2 ms timeout; an upgradable reader upgrades half of the time (waiting or timed), a
  * writer downgrades a quarter of the time. A third of the workers do it all as a Java caller would,
@@ -12,8 +12,8 @@
  *     the release): a writer is alone, readers never meet a writer, at most one upgradable reader;
  *     and each holder sees its own hold (a writer sees isWriteLocked, a reader does not).
  * RS2 no persistent state "nothing held, yet waiters queued" (everything fits an empty lock: I5).
- * RS3 at quiescence: nothing held, nobody queued, the engine has every permit back, every worker
- *     finished.
+ * RS3 at quiescence: nothing held, nobody queued, the engine has every permit back (and the writers'
+ *     line its permit), every worker finished.
  * RS4 every path was exercised: grants of each kind, upgrades, downgrades, failed tries, timeouts,
  *     cancellations.
  */
@@ -106,6 +106,10 @@ class ReadWriteLockStressTest {
     /** The same storm on a phase-fair lock (PhaseFairOrder: the readers' and the exclusive line, batches). */
     @Test
     fun phaseFairCancellationStorm() = storm(ReadWritePolicy.PHASE_FAIR)
+
+    /** The same storm with a writers' line (ReadWriteLockImpl.kt, WL1-WL2: a second queue before the lock's line). */
+    @Test
+    fun writersLineCancellationStorm() = storm(ReadWritePolicy.WRITERS_LINE)
 
     private fun storm(policy: ReadWritePolicy) = runBlocking {
         val workers = 24
@@ -255,6 +259,7 @@ class ReadWriteLockStressTest {
         assertEquals(false, lock.isWriteLocked, "RS3: $lock")
         assertEquals(0, lock.queueLength, "RS3: $lock")
         assertEquals(ReadWriteLockImpl.TOTAL, lock.waiterQueue.availablePermits, "RS3: the engine's permits: $lock")
+        lock.writersLine?.let { assertEquals(1, it.availablePermits, "RS3: the writers' line's permit: $it, $lock") }
         assertTrue(
             counts.granted.all { it.get() > 0 } && counts.upgrades.get() > 0 && counts.downgrades.get() > 0 &&
                 counts.tried.get() > 0 && counts.timedOut.get() > 0 && counts.cancelled.get() > 0,
