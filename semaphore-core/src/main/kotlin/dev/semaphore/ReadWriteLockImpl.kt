@@ -92,9 +92,8 @@ import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
-import dev.semaphore.internal.announceDeadline
-import dev.semaphore.internal.clearDeadline
 import dev.semaphore.internal.spinWait
+import dev.semaphore.internal.waitWithin
 import dev.semaphore.internal.addListenerFor
 import dev.semaphore.internal.attach
 import dev.semaphore.internal.attachWritersLine
@@ -105,7 +104,6 @@ import dev.semaphore.internal.waitersNow
 import dev.semaphore.internal.toSnapshot
 import kotlin.concurrent.Volatile
 import kotlin.time.Duration
-import kotlinx.coroutines.withTimeoutOrNull
 
 /**
  * The engine-backed [ReadWriteLock] (rules RW1-RW5 at the top of this file). [total] is N; the factory
@@ -299,22 +297,7 @@ internal class ReadWriteLockImpl(
             lockWriteInLine(line)
             return true
         }
-        // One deadline over both lines, in coroutine time as acquireWithin's; a grant that races the
-        // timeout is given back (acquired is set in the step in which the call returns).
-        var acquired = false
-        val announcer = waiterQueue.announceDeadline(timeout.inWholeNanoseconds)
-        try {
-            withTimeoutOrNull(timeout) {
-                lockWriteInLine(line)
-                acquired = true
-            }
-        } catch (e: Throwable) {
-            if (acquired) endWrite()
-            throw e
-        } finally {
-            if (announcer != null) clearDeadline(announcer)
-        }
-        return acquired
+        return waiterQueue.waitWithin(timeout, { endWrite() }) { lockWriteInLine(line) } // one deadline over both lines
     }
 
     override fun unlockWrite() {

@@ -308,11 +308,21 @@ internal suspend inline fun WaiterQueue.acquireWithin(
         acquireSuspending(permits, priority, grantee)
         return true
     }
+    return waitWithin(timeout, giveBack) { acquireSuspending(permits, priority, grantee) }
+}
+
+/**
+ * Runs [acquire] (an acquisition from this queue, maybe in several steps) within a positive, finite
+ * [timeout], announced to observation as the request's deadline: true once it returned, false if the
+ * timeout came first. [giveBack] returns what it acquired when the caller is cancelled at the very
+ * moment it returned (`acquired` is set in the step in which it returns).
+ */
+internal suspend inline fun WaiterQueue.waitWithin(timeout: Duration, giveBack: () -> Unit, crossinline acquire: suspend () -> Unit): Boolean {
     var acquired = false
     val announcer = announceDeadline(timeout.inWholeNanoseconds) // for observation: the request's deadline
     try {
         withTimeoutOrNull(timeout) {
-            acquireSuspending(permits, priority, grantee)
+            acquire()
             acquired = true
         }
     } catch (e: Throwable) {
