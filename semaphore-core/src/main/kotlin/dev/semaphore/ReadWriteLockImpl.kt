@@ -32,7 +32,8 @@
  *     line) until the call returns or fails, whichever way (granted, cancelled, timed out, closed).
  *     Whoever took it gives it back in a finally of that call; a grant of it to a waiter gone away is
  *     handed back by the line itself (W3, writersLineRequests). So at most one writer stands in the lock's
- *     line, and a writer's try succeeds only when the line's permit is free and nobody waits for it.
+ *     line, and a writer's try succeeds only when the line's permit is free and nobody waits for it (the
+ *     try only looks: it never takes the permit).
  * WL2 A writer that takes the line's permit without waiting joins the lock's line in the same step, to
  *     every other caller; one woken from the writers' line joins it later, when it runs (the policy's
  *     rule 2). `joining` counts the writers that took the permit without waiting and have not reached
@@ -264,30 +265,31 @@ internal class ReadWriteLockImpl(
 
     override fun tryLockWrite(): Boolean = tryTakeWrite() || waiterQueue.refused(total)
 
-    /** [tryLockWrite] without counting a refusal: for a caller that waits next. */
+    /**
+     * [tryLockWrite] without counting a refusal: for a caller that waits next. With a writers' line (WL1,
+     * WL2) it never takes the line's permit (a try holding it, however briefly, would refuse another try
+     * that no sequential order refuses): it looks, under the line's lock, whether the permit is free with
+     * nobody waiting, and then tries the write hold as FIFO's try does. A writer that takes the permit
+     * meanwhile joins the lock's line after this try, which is an order some sequential run gives.
+     */
     internal fun tryTakeWrite(): Boolean {
         val line = writersLine ?: return tryTake(WRITE)
         var step = 0
-        while (!takeLineNow(line)) {
-            if (joining.load() == 0L) return false // a writer waits, or is on its way (WL1)
+        while (!line.readLocked(lineIsFree)) {
+            if (joining.load() == 0L) { // a writer waits, or is on its way (WL1)
+                waiterQueue.checkOpen() // a closed lock refuses every acquisition
+                return false
+            }
             spinWait(step++) // WL2: a writer between the writers' line and the lock's line
         }
-        try {
-            return tryTake(WRITE)
-        } finally {
-            line.release(1)
-        }
+        return tryTake(WRITE)
     }
+
+    /** Under the writers' line's lock: its permit free, nobody waiting for it. */
+    private val lineIsFree: (Int, Int) -> Boolean = { available, queued -> available == 1 && queued == 0 }
 
     /** The write hold's try for a writer that holds the writers' line's permit (WL1), or for any writer of another policy. */
     internal fun tryTakeWriteInLine(): Boolean = tryTake(WRITE)
-
-    /** WL1: the writers' line's permit now, if it is free and nobody waits for it (a closed lock throws). */
-    private fun takeLineNow(line: WaiterQueue): Boolean {
-        if (line.tryAcquirePermits(1)) return true
-        waiterQueue.checkOpen() // the lock's own closed state, as every try form throws it
-        return false
-    }
 
     override suspend fun tryLockWrite(timeout: Duration): Boolean {
         val line = writersLine ?: return tryTake(WRITE) || waiterQueue.acquireWithin(total, 0, writeRequests, timeout) { endWrite() }

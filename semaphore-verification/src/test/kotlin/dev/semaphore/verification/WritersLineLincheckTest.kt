@@ -72,6 +72,20 @@ class WritersLineScenariosTest {
         }
     }
 
+    /**
+     * Rule 5: write tries racing each other and an unlock. A try that finds a read held must not make the
+     * other one fail after the unlock (the first version's tries took the writers' line's permit briefly,
+     * which -Pstress's Lincheck found).
+     */
+    @Test
+    fun triesRaceEachOther() = checkOnly(WritersLineLincheckTest::class, RW_FIXED_INVOCATIONS) {
+        initial { actor(ReadWriteLockOps::tryLockRead) }
+        parallel {
+            thread { actor(ReadWriteLockOps::unlockRead); actor(ReadWriteLockOps::tryLockWrite) }
+            thread { actor(ReadWriteLockOps::tryLockWrite); actor(ReadWriteLockOps::tryLockWrite) }
+        }
+    }
+
     /** Rule 5: tries racing a writer that moves from the writers' line to the lock's line. */
     @Test
     fun triesRaceAWriterOnItsWay() = checkOnly(WritersLineLincheckTest::class, RW_FIXED_INVOCATIONS) {
