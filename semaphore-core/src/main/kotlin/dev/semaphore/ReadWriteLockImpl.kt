@@ -228,14 +228,9 @@ internal class ReadWriteLockImpl(
     private suspend fun lockWriteInLine(line: WaiterQueue) {
         if (!takeWritersLine(line)) line.acquireSuspending(1, 0, writersLineRequests)
         try {
-            if (waiterQueue.tryAcquirePermits(total, 0, waitsIfRefused = true)) {
-                recordWrite()
-                joined()
-            } else {
-                waiterQueue.acquireSuspending(total, 0, writeRequests)
-            }
+            if (waiterQueue.tryAcquirePermits(total, 0, waitsIfRefused = true)) recordWrite() else waiterQueue.acquireSuspending(total, 0, writeRequests)
         } finally {
-            joined()
+            joined() // the fast path's count ends here; the grantee's callbacks ended a queued offer's
             line.release(1)
         }
     }
