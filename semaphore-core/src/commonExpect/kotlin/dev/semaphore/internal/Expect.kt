@@ -21,7 +21,8 @@ import kotlin.coroutines.CoroutineContext
 internal expect abstract class AtomicStateCell(initial: Long) {
     internal fun load(): Long
     internal fun cas(expected: Long, update: Long): Boolean
-    internal fun unlockStore(update: Long)
+    internal fun getAndAdd(delta: Long): Long
+    internal fun unlock(locked: Long, update: Long)
     internal fun parkWhileLocked(mask: Long, locked: Long)
     internal fun loadQueued(): Int
     internal fun storeQueuedRelease(n: Int)

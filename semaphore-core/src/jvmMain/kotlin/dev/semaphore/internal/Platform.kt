@@ -51,12 +51,18 @@ internal abstract class AtomicStateCell(initial: Long) {
     /** Sets the word if it is [expected]; true on success. */
     internal fun cas(expected: Long, update: Long): Boolean = UPDATER.compareAndSet(this, expected, update)
 
+    /** Adds [delta] to the word in one atomic step, with no read before it; returns the word as it was. */
+    internal fun getAndAdd(delta: Long): Long = UPDATER.getAndAdd(this, delta)
+
     /**
-     * The unlock: sets the word to [update] (a volatile write, so that it is ordered before the look
-     * at the parked threads that follows) and wakes one of the threads parked in [parkWhileLocked], if any.
+     * The unlock: sets the word from [locked] to [update] (a CAS, so that it is ordered before the look at
+     * the parked threads that follows), and wakes one of the threads parked in [parkWhileLocked], if any.
+     * While the word is not [locked], another thread's add is on the word and about to be taken back
+     * (WaiterQueue.kt, I11): the unlock waits for that, spinning.
      */
-    internal fun unlockStore(update: Long) {
-        word = update
+    internal fun unlock(locked: Long, update: Long) {
+        var step = 0
+        while (!UPDATER.compareAndSet(this, locked, update)) spinWait(step++)
         parking?.wakeOne()
     }
 
@@ -65,7 +71,7 @@ internal abstract class AtomicStateCell(initial: Long) {
 
     /**
      * Parks the calling thread while `word and mask == locked` (the word is locked), until an
-     * [unlockStore] wakes it (or spuriously); the caller then tries to lock again. For a thread that
+     * [unlock] wakes it (or spuriously); the caller then tries to lock again. For a thread that
      * spun and still found the word locked: the lock holder may have been descheduled.
      */
     internal fun parkWhileLocked(mask: Long, locked: Long) {

@@ -4,7 +4,7 @@
  * front-end over one WaiterQueue, so Kotlin coroutines, Java futures and blocked Java threads stand
  * in one line.
  * The engine knows permits, order and waiters; nothing here knows about locks or owners.
- * One file of about 850 lines on purpose: the invariants below (I1-I10, W1-W5) are the engine's one
+ * One file of about 900 lines on purpose: the invariants below (I1-I11, W1-W5) are the engine's one
  * specification, and the code here (the state word and every path that changes it, the waiter and
  * grantee types that W1-W5 define, the wakes of I7) relies on several of them at once, so the rules and
  * the code that keeps them are read together. What stands alone is elsewhere: the orders (WaitOrder.kt,
@@ -13,31 +13,35 @@
  * STATE. One 64-bit atomic word, read as two 32-bit halves, and the total in a field of its own:
  *     FAST word (high half >= 0, so the word is >= 0): nobody waits, the queue is open, the word is
  *         unlocked and there is no debt.
- *         high half: available, 0..Int.MAX_VALUE   low half: held, 0..Int.MAX_VALUE
- *         so available + held == total, and the fast paths need nothing but the word (I2).
+ *         high half: available, 0..total   low half: total, 0..Int.MAX_VALUE (held = total - available)
+ *         so the fast paths need nothing but the word (I2).
  *     SLOW word (high half < 0, so the word is < 0): anything else.
- *         high half: SLOW_HI (unlocked) or LOCKED_HI (the engine's lock, I3)
+ *         high half: SLOW_HI = -2^29 (unlocked) or LOCKED_HI = -2^30 (the engine's lock, I3)
  *         low half: available, signed (below zero after reducePermits took permits still held: debt)
  *     total: the permits that exist (held + available), 0..Int.MAX_VALUE; changed only under the
  *         lock (addPermits, reducePermits), published before the unlock.
+ *     While a release's add is on it (I11) the word is unsettled: a FAST word with available above its
+ *     total (or past Int.MAX_VALUE, which makes it negative: top bits 1000), a SLOW word with a high half
+ *     above SLOW_HI (top bits 1110), a locked word above LOCKED_HI (top bits 1100: still locked).
  * Why two shapes: a fast acquire is then one compare of the whole word (word >= permits shl 32: it
- * is FAST with enough available) and one CAS that moves permits from the high half to the low one;
- * a fast release checks held >= permits (exact, no over-release) and moves them back. A SLOW word
- * sends every caller to the locked slow path, which keeps what the word cannot say (the total).
+ * is FAST with enough available), one more that it is settled, and one CAS that takes permits from the
+ * high half; a fast release of one permit is one add to the high half, kept if the word was FAST with
+ * available < total (exact, no over-release, I11). A SLOW word sends every caller to the locked slow
+ * path, which keeps what the word cannot say (the total, the waiters).
  * The waiters live in a WaitOrder (WaitOrder.kt): intrusive lists whose nodes are the waiters.
  *
  * INVARIANTS.
  * I1  held + available == total, where held is the sum of permits granted and not yet released.
  *     Every path that grants permits either delivers them to a live requester or hands them back
  *     through release() (W3); nothing else changes `available`.
- * I2  Fast path: only while the word is FAST may a thread change it without the lock, and only by
- *     a single CAS from FAST to FAST (tryAcquire moves permits from available to held, release back;
- *     the total does not change, so it stays available + held). No lock, no allocation. A CAS that
- *     races with the lock holder making the word SLOW fails and retries, then sees SLOW and takes
- *     the slow path.
- * I3  Slow path: a thread takes the lock by one CAS from any word whose high half is not LOCKED_HI
- *     to the LOCKED word holding the same available count; from then until it stores the word back
- *     (the unlock, a volatile store), it alone writes the word and the total. It stores a FAST word
+ * I2  Fast path: only while the word is FAST may a thread change it without the lock: by a single CAS
+ *     from a settled FAST word to a FAST word (tryAcquire takes permits from available, a release of
+ *     several permits gives them back), or by a release's add of one permit (I11). No lock, no
+ *     allocation. A CAS that races with the lock holder making the word SLOW fails and retries, then
+ *     sees SLOW and takes the slow path.
+ * I3  Slow path: a thread takes the lock by one CAS from a settled unlocked word (I11) to the LOCKED
+ *     word holding the same available count; from then until it sets the word back (the unlock, a CAS
+ *     from that LOCKED word), it alone writes the word and the total. It stores a FAST word
  *     only if no waiter is queued, the queue is not closed, nothing is owed (available >= 0) and no
  *     observer is installed (jvmMain/.../Observer.kt, O1: then every call takes this locked path).
  *     A thread that finds the word locked spins, then parks until an unlock (Platform.kt). The lock is
@@ -73,6 +77,25 @@
  *     cannot see is another thread's own step outside the lock (a fast-path take not yet recorded,
  *     a record cleared whose release has not run yet): those show as more permits taken than
  *     recorded (ReadWriteLockImpl.kt uses this, rule RW3).
+ * I11 A release of one permit adds one to the high half with no read before it (on some CPUs a read
+ *     that the atomic step waits for costs more than the step: docs/profiles.md), and keeps the add only
+ *     if the word it changed was FAST with available < total (then it is a FAST word with one more
+ *     available: I2). Otherwise it takes the add back (subtracts it) at once, before it reads or
+ *     writes anything else, and then goes on as a release that never added: over-release if that word
+ *     was settled FAST with every permit free, the slow path if it was SLOW, a new try if it was
+ *     unsettled. Why a kept add is always right: every add is +1 on the high half only, and an add
+ *     fails only on a word that is not FAST with available < total, so from the first failing add
+ *     until the last is taken back the word is unsettled (STATE): a FAST word then had every permit
+ *     free and shows available above its total, a SLOW or locked one shows a high half above its
+ *     exact value. Meanwhile nothing can change the word under the adds: a kept add needs available
+ *     < total, a CAS (a take, the lock, a release of several permits) needs a settled word, and the
+ *     unlock is a CAS from the exact LOCKED word its lock stored, so it waits for adds that landed on
+ *     the locked word (a release that found it locked takes its add back, then waits for the lock).
+ *     Whoever meets an unsettled word spins (spinWait) for the few instructions between an add and its
+ *     take-back. Ranges: fewer than 2^28 adds at once (one per thread) keep the top bits of STATE;
+ *     adds never touch the low half, so available (SLOW), total (FAST) and debt read right throughout.
+ *     Only releases add: a take that added -1 could cancel a failing add out and make an unsettled
+ *     word look settled (docs/profiles.md), so takes stay a CAS.
  *
  * THE WAITER PROTOCOL: the one rule every way of waiting follows. There are three kinds of waiter,
  * subclasses of PermitWaiter: a suspended coroutine (SuspendWaiter, Suspending.kt), a pending
@@ -324,17 +347,22 @@ internal open class WaiterQueue(
     fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean, owner: Any?): Boolean {
         checkPermitCount(permits)
         val need = permits.toLong() shl 32
+        var step = 0
         while (true) {
             val s = load()
             if (s >= need) { // FAST, and available >= permits (I2)
-                if (cas(s, s - need + permits)) { // held + permits <= total: stays in its half
-                    freeAcquired++
-                    return true
+                if (s ushr 32 <= s and LOW) { // settled (I11): available <= total
+                    if (cas(s, s - need)) {
+                        freeAcquired++
+                        return true
+                    }
+                    continue
                 }
+                spinWait(step++) // I11: a release's add, about to be taken back
                 continue
             }
             if (s < 0) break
-            val t = (s ushr 32).toInt() + s.toInt() // FAST: available + held
+            val t = (s and LOW).toInt() // FAST: the low half is the total (an add in flight only raises the high one)
             require(permits <= t) { tooMany(permits, t) }
             return false
         }
@@ -442,14 +470,29 @@ internal open class WaiterQueue(
      * @throws IllegalStateException if that would make more permits available than exist (over-release).
      */
     fun release(permits: Int) {
-        checkPermitCount(permits)
-        val move = (permits.toLong() shl 32) - permits // held -= permits, available += permits
+        if (permits == 1) {
+            // I11: one add, with no read before it (a read that the atomic step must wait for costs more than
+            // the step itself on some CPUs), kept if the word it changed was FAST with a permit held.
+            val old = getAndAdd(ONE)
+            if (old >= 0 && old ushr 32 < old and LOW) return
+            getAndAdd(-ONE) // I11: taken back before anything else, whatever the word was
+            if (old < 0) return releaseSlow(1)
+        } else {
+            checkPermitCount(permits)
+        }
+        val add = permits.toLong() shl 32
+        var step = 0
         while (true) {
             val s = load()
             if (s < 0) break
-            val h = s.toInt() // FAST: the low half is held
-            check(permits <= h) { overRelease(permits, (s ushr 32).toInt(), (s ushr 32).toInt() + h) }
-            if (cas(s, s + move)) return // available + permits <= total: stays in its half
+            val a = (s ushr 32).toInt()
+            val t = (s and LOW).toInt() // FAST: available high, total low
+            if (a > t) { // I11: another release's add, about to be taken back
+                spinWait(step++)
+                continue
+            }
+            check(permits <= t - a) { overRelease(permits, a, t) }
+            if (cas(s, s + add)) return // available + permits <= total: stays in its half
         }
         releaseSlow(permits)
     }
@@ -656,6 +699,7 @@ internal open class WaiterQueue(
         val s = lockWord()
         wTotal = total
         wAvail = avail(s)
+        val lockedWord = packSlow(wAvail, LOCKED_HI)
         wObs = observer
         var wake: PermitWaiter? = null
         try {
@@ -670,8 +714,8 @@ internal open class WaiterQueue(
             val obs = wObs
             val events = obs?.takePending()
             wObs = null
-            // I3: the unlock
-            unlockStore(if (a >= 0 && order.size == 0 && !closed && obs == null) packFast(a, wTotal) else packSlow(a, SLOW_HI))
+            // I3: the unlock (from the word this lock stored, I11)
+            unlock(lockedWord, if (a >= 0 && order.size == 0 && !closed && obs == null) packFast(a, wTotal) else packSlow(a, SLOW_HI))
             if (events == null) {
                 if (wake != null) wakeAll(wake)
             } else {
@@ -684,34 +728,42 @@ internal open class WaiterQueue(
         }
     }
 
-    /** I3: takes the lock (one CAS to the LOCKED word) and returns the word as it was. */
+    /** I3: takes the lock (one CAS from a settled unlocked word to the LOCKED word) and returns the word as it was. */
     private fun lockWord(): Long {
         val s = load()
-        if (s and HIGH != LOCKED_WORD && cas(s, packSlow(avail(s), LOCKED_HI))) return s
+        if (settledUnlocked(s) && cas(s, packSlow(avail(s), LOCKED_HI))) return s
         return lockWordContended()
     }
 
     private fun lockWordContended(): Long {
         var step = 0
+        var unsettled = 0
         while (true) {
             val s = load()
-            if (s and HIGH != LOCKED_WORD) {
+            if (settledUnlocked(s)) {
                 if (cas(s, packSlow(avail(s), LOCKED_HI))) return s
+            } else if (s and TOP4 != LOCKED_TOP) {
+                spinWait(unsettled++) // I11: an add in flight, taken back in a few instructions (nobody wakes a parker for it)
             } else if (step++ < SPINS) {
                 pauseBriefly() // no memory access in between: cheap for the lock holder's core
             } else {
-                parkWhileLocked(HIGH, LOCKED_WORD)
+                parkWhileLocked(TOP4, LOCKED_TOP)
             }
         }
     }
 
     companion object {
-        /** The high half of an unlocked SLOW word, and of the locked word (STATE). */
-        private const val SLOW_HI: Int = -1
-        private const val LOCKED_HI: Int = -2
-        private const val HIGH: Long = -0x1_0000_0000L // 0xFFFFFFFF_00000000
+        /** The high half of a settled unlocked SLOW word, and of the locked word (STATE, I11): -2^29 and -2^30. */
+        private const val SLOW_HI: Int = -0x2000_0000
+        private const val LOCKED_HI: Int = -0x4000_0000
         private const val LOW: Long = 0xFFFF_FFFFL
-        private const val LOCKED_WORD: Long = LOCKED_HI.toLong() shl 32
+
+        /** One permit in the high half: a release's add (I11). */
+        private const val ONE: Long = 1L shl 32
+
+        /** I11: a word is locked while its top 4 bits are 1100 (LOCKED_HI plus fewer than 2^28 adds in flight). */
+        private const val TOP4: Long = -0x1000_0000_0000_0000L // 0xF0000000_00000000
+        private const val LOCKED_TOP: Long = -0x4000_0000_0000_0000L // 0xC0000000_00000000
 
         /** Looks this many more times at a locked word, pausing briefly in between, before parking. */
         private const val SPINS = 2
@@ -721,11 +773,25 @@ internal open class WaiterQueue(
         private const val OFFER_NOT_GRANTED = 1
         private const val OFFER_AGAIN = 2
 
-        /** The available count of any word: the high half of a FAST word, the low half of a SLOW one. */
-        fun avail(s: Long): Int = if (s >= 0) (s ushr 32).toInt() else s.toInt()
+        /**
+         * The available count of a settled word: the high half of a FAST word, the low half of a SLOW one. Of
+         * an unsettled one (I11), the count before the adds in flight, which are all taken back: a FAST word's
+         * total if its high half went above it, a SLOW one's low half (an add changes only the high half).
+         */
+        fun avail(s: Long): Int = when {
+            s >= 0 -> minOf(s ushr 32, s and LOW).toInt()
+            s and TOP4 == OVERFLOWED_TOP -> s.toInt() // a FAST word of Int.MAX_VALUE free, and adds: its total
+            else -> s.toInt()
+        }
 
-        /** The FAST word: nobody waits, 0 <= [avail] <= [total] (I1 keeps held = total - avail in range). */
-        fun packFast(avail: Int, total: Int): Long = (avail.toLong() shl 32) or (total.toLong() - avail)
+        /** I11: a word that nobody's add is on, and not locked: what the lock and a take may start from. */
+        fun settledUnlocked(s: Long): Boolean = if (s >= 0) s ushr 32 <= s and LOW else (s ushr 32).toInt() == SLOW_HI
+
+        /** I11: the top 4 bits of a FAST word whose high half went past Int.MAX_VALUE by adds in flight. */
+        private const val OVERFLOWED_TOP: Long = Long.MIN_VALUE // 0x80000000_00000000
+
+        /** The FAST word: nobody waits, 0 <= [avail] <= [total]: available high, total low (held = total - available). */
+        fun packFast(avail: Int, total: Int): Long = (avail.toLong() shl 32) or total.toLong()
 
         /** A SLOW word with high half [hi] (SLOW_HI or LOCKED_HI) and [avail] in its low half. */
         fun packSlow(avail: Int, hi: Int): Long = (hi.toLong() shl 32) or (avail.toLong() and LOW)
