@@ -208,6 +208,63 @@ class WaiterQueueSpec : FunSpec({
         q.availablePermits shouldBe max
     }
 
+    test("I11: a release's add is kept only with a permit held, however many fail at once") {
+        // Takers and givers-back of one permit race releasers that hold nothing (over-releases, whose adds land on
+        // a word with every permit free and are taken back), with a slow-path step now and then (addPermits and
+        // reducePermits under the lock, so adds land on the locked word too). Counting: every release that did
+        // not throw gave back a permit that some take had taken, so at the end the two counts agree and every
+        // permit is free; a kept add that should have failed would leave more releases than takes, or more
+        // free permits than the total.
+        val total = 2
+        val q = queueOf(total)
+        val takes = AtomicInteger()
+        val releases = AtomicInteger()
+        val overReleases = AtomicInteger()
+        val start = CountDownLatch(1)
+        val rounds = 20_000
+        val takers = List(2) {
+            thread {
+                start.await()
+                repeat(rounds) {
+                    if (q.tryAcquirePermits(1)) {
+                        takes.incrementAndGet()
+                        try {
+                            q.release(1)
+                            releases.incrementAndGet()
+                        } catch (e: IllegalStateException) {
+                            overReleases.incrementAndGet() // an over-releaser gave this permit back first
+                        }
+                    }
+                }
+            }
+        }
+        val overReleasers = List(2) {
+            thread {
+                start.await()
+                repeat(rounds) {
+                    try {
+                        q.release(1)
+                        releases.incrementAndGet()
+                    } catch (e: IllegalStateException) {
+                        overReleases.incrementAndGet()
+                    }
+                    if (it % 64 == 0) {
+                        q.addPermits(1)
+                        q.reducePermits(1)
+                    }
+                }
+            }
+        }
+        start.countDown()
+        (takers + overReleasers).forEach { it.join() }
+        releases.get() shouldBe takes.get()
+        q.availablePermits shouldBe total
+        q.totalPermits shouldBe total
+        q.tryAcquirePermits(total) shouldBe true // and the word is FAST and settled: the fast path works
+        q.release(total)
+        (overReleases.get() > 0) shouldBe true // the over-releases did race (the test is not vacuous)
+    }
+
     test("a waiter is used once") {
         val q = queueOf(1)
         val a = RecordingWaiter(q, 1)

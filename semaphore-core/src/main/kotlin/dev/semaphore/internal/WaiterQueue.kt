@@ -775,20 +775,14 @@ internal open class WaiterQueue(
 
         /**
          * The available count of a settled word: the high half of a FAST word, the low half of a SLOW one. Of
-         * an unsettled one (I11), the count before the adds in flight, which are all taken back: a FAST word's
-         * total if its high half went above it, a SLOW one's low half (an add changes only the high half).
+         * an unsettled one (I11), the count without the adds on it, which are all taken back: a FAST word's
+         * total if its high half went above it, else the low half (an add changes only the high half; a FAST
+         * word pushed past Int.MAX_VALUE by adds had every permit free, and its low half is the total).
          */
-        fun avail(s: Long): Int = when {
-            s >= 0 -> minOf(s ushr 32, s and LOW).toInt()
-            s and TOP4 == OVERFLOWED_TOP -> s.toInt() // a FAST word of Int.MAX_VALUE free, and adds: its total
-            else -> s.toInt()
-        }
+        fun avail(s: Long): Int = if (s >= 0) minOf(s ushr 32, s and LOW).toInt() else s.toInt()
 
         /** I11: a word that nobody's add is on, and not locked: what the lock and a take may start from. */
         fun settledUnlocked(s: Long): Boolean = if (s >= 0) s ushr 32 <= s and LOW else (s ushr 32).toInt() == SLOW_HI
-
-        /** I11: the top 4 bits of a FAST word whose high half went past Int.MAX_VALUE by adds in flight. */
-        private const val OVERFLOWED_TOP: Long = Long.MIN_VALUE // 0x80000000_00000000
 
         /** The FAST word: nobody waits, 0 <= [avail] <= [total]: available high, total low (held = total - available). */
         fun packFast(avail: Int, total: Int): Long = (avail.toLong() shl 32) or total.toLong()
