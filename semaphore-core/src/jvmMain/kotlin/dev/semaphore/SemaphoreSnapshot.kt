@@ -18,7 +18,7 @@ import java.time.Duration
  * [queuedRequests], [queuedPermits], [queuedByPriority], [acquiredAfterWait], [timedOut], [cancelled],
  * [failedByClose]. Not exact: [acquired] and [tryRefused] also count calls that took the lock-free path,
  * with a plain increment, so a count can be lost when two threads take that path in the same instant,
- * and they may include calls finished just after the instant; the holds of a [ReadWriteLock]
+ * and they may include calls in progress at the instant or finished just after it; the holds of a [ReadWriteLock]
  * ([readHolds], [writeLocked], [upgradableHeld]) are read just after the instant, and a caller between
  * its two steps (permits taken, hold not yet recorded) shows in [heldPermits] but not yet there.
  *

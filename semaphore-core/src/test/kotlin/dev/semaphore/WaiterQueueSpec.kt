@@ -12,6 +12,11 @@ import kotlin.concurrent.thread
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.startCoroutine
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.launch
 
 /**
  * A bare waiter of the engine: it always claims, and records its callbacks. Its grantee is by default the
@@ -208,6 +213,43 @@ class WaiterQueueSpec : FunSpec({
         q.availablePermits shouldBe max
     }
 
+    test("I12: whatever the hint holds, a take takes exactly what is free") {
+        // The hint is only the expected value of the take's first CAS: a wrong, stale or impossible one may cost
+        // a failed CAS, never a permit. Each guess below is set before every take: the word as it would be with
+        // other counts or another total, SLOW, locked, unsettled by an add, and values no word has.
+        val guesses = listOf(
+            WaiterQueue.packFast(3, 3), WaiterQueue.packFast(2, 3), WaiterQueue.packFast(1, 3), WaiterQueue.packFast(0, 3),
+            WaiterQueue.packFast(5, 5), WaiterQueue.packFast(8, 3), WaiterQueue.packFast(1, 1),
+            WaiterQueue.packSlow(3, -(1 shl 29)), WaiterQueue.packSlow(3, -(1 shl 30)),
+            0L, -1L, Long.MAX_VALUE, Long.MIN_VALUE,
+        )
+        for (guess in guesses) {
+            val q = queueOf(3)
+            q.tryAcquirePermits(1) shouldBe true // 2 free of 3
+            var taken = 0
+            while (true) {
+                q.hint = guess
+                if (!q.tryAcquirePermits(1)) break
+                taken++
+            }
+            taken shouldBe 2
+            q.availablePermits shouldBe 0
+            q.hint = guess
+            q.tryAcquirePermits(2) shouldBe false
+            q.hint = guess
+            shouldThrow<IllegalArgumentException> { q.tryAcquirePermits(4) } // more than the total, whatever the guess
+            q.addPermits(2) // now 2 free of 5
+            q.hint = guess
+            q.tryAcquirePermits(3) shouldBe false
+            q.hint = guess
+            q.tryAcquirePermits(2) shouldBe true
+            repeat(5) { q.release(1) }
+            shouldThrow<IllegalStateException> { q.release(1) } // every permit free: an over-release
+            q.availablePermits shouldBe 5
+            q.totalPermits shouldBe 5
+        }
+    }
+
     test("I11: a release's add is kept only with a permit held, however many fail at once") {
         // Takers and givers-back of one permit race releasers that hold nothing (over-releases, whose adds land on
         // a word with every permit free and are taken back), with a slow-path step now and then (addPermits and
@@ -332,6 +374,29 @@ class WaiterQueueSpec : FunSpec({
         finished.get() shouldBe n
         s.availablePermits shouldBe 1
         s.queueLength shouldBe 0
+    }
+
+    test("stack safety: 100,000 coroutines on Dispatchers.Unconfined (resumed in place), each releasing, on a 256 KiB stack") {
+        // A grant to an unconfined coroutine resumes it in place (Suspending.kt, C2), not through kotlinx's unconfined
+        // event loop: those wakes must go through the trampoline (I7).
+        val s = Semaphore(1)
+        s.tryAcquire() shouldBe true
+        val n = 100_000
+        val finished = AtomicInteger()
+        val scope = CoroutineScope(Dispatchers.Unconfined + Job())
+        repeat(n) {
+            scope.launch {
+                s.acquire()
+                s.release()
+                finished.incrementAndGet()
+            }
+        }
+        s.queueLength shouldBe n
+        onSmallStack { s.release() } shouldBe null // resumes the first in place; it releases, which resumes the next, ...
+        finished.get() shouldBe n
+        s.availablePermits shouldBe 1
+        s.queueLength shouldBe 0
+        scope.cancel()
     }
 
     test("callbacks run outside the lock: a callback may use the queue (tryAcquire, queueLength)") {

@@ -21,6 +21,8 @@ import kotlin.coroutines.CoroutineContext
 internal expect abstract class AtomicStateCell(initial: Long) {
     internal fun load(): Long
     internal fun cas(expected: Long, update: Long): Boolean
+    internal fun cax(expected: Long, update: Long): Long
+    internal var hint: Long
     internal fun getAndAdd(delta: Long): Long
     internal fun unlock(locked: Long, update: Long)
     internal fun parkWhileLocked(mask: Long, locked: Long)

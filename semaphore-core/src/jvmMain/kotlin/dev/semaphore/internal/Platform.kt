@@ -24,6 +24,8 @@
  */
 package dev.semaphore.internal
 
+import java.lang.invoke.MethodHandles
+import java.lang.invoke.VarHandle
 import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 import java.util.concurrent.atomic.AtomicLongFieldUpdater
@@ -50,6 +52,18 @@ internal abstract class AtomicStateCell(initial: Long) {
 
     /** Sets the word if it is [expected]; true on success. */
     internal fun cas(expected: Long, update: Long): Boolean = UPDATER.compareAndSet(this, expected, update)
+
+    /**
+     * Sets the word if it is [expected], in one atomic step; returns the word as it was (== [expected] on success),
+     * so a caller whose [expected] was a guess learns the word from a failure without another read.
+     */
+    internal fun cax(expected: Long, update: Long): Long = WORD.compareAndExchange(this, expected, update) as Long
+
+    /**
+     * A guess at the word, for a take's [cax] (WaiterQueue.kt, I12): a plain field, read and written without
+     * ordering by any thread. Nothing relies on its value; the CAS checks it.
+     */
+    internal var hint: Long = initial
 
     /** Adds [delta] to the word in one atomic step, with no read before it; returns the word as it was. */
     internal fun getAndAdd(delta: Long): Long = UPDATER.getAndAdd(this, delta)
@@ -91,6 +105,8 @@ internal abstract class AtomicStateCell(initial: Long) {
     private companion object {
         private val UPDATER: AtomicLongFieldUpdater<AtomicStateCell> =
             AtomicLongFieldUpdater.newUpdater(AtomicStateCell::class.java, "word")
+        private val WORD: VarHandle =
+            MethodHandles.lookup().findVarHandle(AtomicStateCell::class.java, "word", Long::class.javaPrimitiveType)
         private val QUEUED: AtomicIntegerFieldUpdater<AtomicStateCell> =
             AtomicIntegerFieldUpdater.newUpdater(AtomicStateCell::class.java, "queuedCount")
         private val PARKING: AtomicReferenceFieldUpdater<AtomicStateCell, LockParking?> =

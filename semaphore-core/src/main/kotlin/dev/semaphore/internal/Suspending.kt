@@ -30,11 +30,15 @@
  * - C2, resuming in the coroutine's context: with a CoroutineDispatcher that needs a dispatch and no
  *   ThreadContextElement in the context, the waiter is dispatched as a Runnable (we allocate nothing;
  *   Dispatchers.Default and IO wrap a Runnable that is not one of their own tasks in a task object of
- *   theirs, and an executor's queue may add its node). Every other case (no dispatch needed, as on
- *   Unconfined, thread-context elements to install, a ContinuationInterceptor that is not a dispatcher)
- *   goes through the interceptor's own continuation for the waiter (one object per wake), so kotlinx's
- *   machinery does what it does for any resumption; with no interceptor the waiter resumes in place (I7
- *   sends that wake through the trampoline). kotlinx's own waiters avoid both objects by reusing one
+ *   theirs, and an executor's queue may add its node). A grant with no dispatch needed (Unconfined) and
+ *   no ThreadContextElement, or any wake with no interceptor, has nothing to install: the waiter resumes
+ *   in place, and I7 sends that wake through the trampoline, which keeps the stack flat as kotlinx's
+ *   unconfined event loop would. (A failure is not always delivered through the trampoline: the Job's
+ *   handler wakes its own waiter.) (Through the dispatcher's own continuation instead, each wake cost an
+ *   object and a fold of the context, 1.3x kotlinx's hand-off: docs/profiles.md.) Every other case
+ *   (thread-context elements to install, a ContinuationInterceptor that is not a dispatcher) goes through
+ *   the interceptor's own continuation for the waiter (one object per wake), so kotlinx's machinery does
+ *   what it does for any resumption. kotlinx's own waiters avoid both objects by reusing one
  *   continuation per coroutine, which its internal API allows and its public API does not (see
  *   docs/profiles.md, "Read-write section").
  * - C3, a dispatcher that refuses the wake (throws from isDispatchNeeded or dispatch): the coroutine can
@@ -127,9 +131,20 @@ private class SuspendWaiter(
 
     override fun onFailed(cause: Throwable) = wake(cause)
 
-    /** I7: see C2; a dispatcher's resumption is dispatched, or queued by kotlinx's unconfined event loop. */
+    /**
+     * I7: see C2; true when the resumption is dispatched. A dispatcher that throws from isDispatchNeeded is
+     * left to [wake], which asks again and hands the permits back (C3).
+     */
     override val wakesWithoutCallbacks: Boolean
-        get() = caller.context[ContinuationInterceptor] is CoroutineDispatcher
+        get() {
+            val ctx = caller.context
+            val d = ctx[ContinuationInterceptor] as? CoroutineDispatcher ?: return false
+            return try {
+                d.isDispatchNeeded(ctx)
+            } catch (e: Throwable) {
+                true
+            }
+        }
 
     /**
      * W2: the coroutine's Job is being cancelled. Before the offer this changes nothing: the offer,
@@ -158,15 +173,16 @@ private class SuspendWaiter(
         // C3: a dispatcher throws here only from isDispatchNeeded or dispatch (an unconfined resume catches
         // its own errors), so the coroutine has not run: a grant's permits go back before the error goes on.
         try {
-            if (interceptor.isDispatchNeeded(ctx) && !hasThreadContextElement(ctx)) {
-                interceptor.dispatch(ctx, this)
-            } else {
-                interceptor.interceptContinuation(this).resumeWith(resultOf(outcome))
+            val dispatch = interceptor.isDispatchNeeded(ctx)
+            if (dispatch && !hasThreadContextElement(ctx)) return interceptor.dispatch(ctx, this)
+            if (dispatch || outcome !== GRANT || hasThreadContextElement(ctx)) {
+                return interceptor.interceptContinuation(this).resumeWith(resultOf(outcome))
             }
         } catch (e: Throwable) {
             if (outcome === GRANT) handBackRefused(this, e)
             throw e
         }
+        resumeWith(resultOf(GRANT)) // C2: a grant, no dispatch needed, nothing to install: in place (I7: the trampoline)
     }
 
     /** C2: the dispatched task; runs on the coroutine's dispatcher. */

@@ -4,7 +4,7 @@
  * front-end over one WaiterQueue, so Kotlin coroutines, Java futures and blocked Java threads stand
  * in one line.
  * The engine knows permits, order and waiters; nothing here knows about locks or owners.
- * One file of about 900 lines on purpose: the invariants below (I1-I11, W1-W5) are the engine's one
+ * One file of about 900 lines on purpose: the invariants below (I1-I12, W1-W5) are the engine's one
  * specification, and the code here (the state word and every path that changes it, the waiter and
  * grantee types that W1-W5 define, the wakes of I7) relies on several of them at once, so the rules and
  * the code that keeps them are read together. What stands alone is elsewhere: the orders (WaitOrder.kt,
@@ -25,7 +25,7 @@
  *     above SLOW_HI (top bits 1110), a locked word above LOCKED_HI (top bits 1100: still locked).
  * Why two shapes: a fast acquire is then one compare of the whole word (word >= permits shl 32: it
  * is FAST with enough available), one more that it is settled, and one CAS that takes permits from the
- * high half; a fast release of one permit is one add to the high half, kept if the word was FAST with
+ * high half (expecting a guess at the word, not a read of it: I12); a fast release of one permit is one add to the high half, kept if the word was FAST with
  * available < total (exact, no over-release, I11). A SLOW word sends every caller to the locked slow
  * path, which keeps what the word cannot say (the total, the waiters).
  * The waiters live in a WaitOrder (WaitOrder.kt): intrusive lists whose nodes are the waiters.
@@ -63,10 +63,10 @@
  *     total) and cancel wins.
  * I7  Waking happens outside the lock, and the stack stays flat however long a chain of
  *     release-in-callback is. A waiter whose wake runs no caller code on this thread (a coroutine
- *     with a dispatcher: its resume is dispatched, or queued by kotlinx's own unconfined event loop;
- *     a thread is unparked) is woken directly. A chain with any other waiter (a future runs its dependents inline) goes
- *     through a per-thread trampoline: a callback that releases again queues that wake instead of
- *     recursing.
+ *     whose dispatcher dispatches its resume; a thread is unparked) is woken directly. A chain with
+ *     any other waiter (a future runs its dependents inline, an unconfined coroutine resumes in place:
+ *     Suspending.kt, C2) goes through a per-thread trampoline: a callback that releases again queues
+ *     that wake instead of recursing.
  * I8  After close(): every queued waiter fails with SemaphoreClosedException and every later
  *     acquisition throws it; release, resizing and the metrics keep working.
  * I9  Bad input throws before anything changes: every check runs before the first write.
@@ -96,6 +96,16 @@
  *     adds never touch the low half, so available (SLOW), total (FAST) and debt read right throughout.
  *     Only releases add: a take that added -1 could cancel a failing add out and make an unsettled
  *     word look settled (docs/profiles.md), so takes stay a CAS.
+ * I12 A take's first CAS expects a guess instead of a read of the word: the hint, a plain field next
+ *     to the word (Platform.kt), read and written by any thread without ordering. (The read would cost
+ *     what I11 says; a guess does not, because the CAS does not wait for it: docs/profiles.md.) The
+ *     take checks the guess exactly as it checks a read (FAST, settled, enough available), and the CAS
+ *     succeeds only if the word equals it, so nothing relies on the hint's value: a wrong, stale or
+ *     torn guess costs one failed CAS, whose witness (the word as it was) is then used as the read.
+ *     A guess that could not take (too few available, SLOW) is followed by a read, not a CAS. A take
+ *     that found the word different from the hint stores what it found: the word it took from (the
+ *     word its holder's release will most likely restore), or the word that refused it (so that while
+ *     no permit is free or the word is SLOW, takes read instead of failing a CAS).
  *
  * THE WAITER PROTOCOL: the one rule every way of waiting follows. There are three kinds of waiter,
  * subclasses of PermitWaiter: a suspended coroutine (SuspendWaiter, Suspending.kt), a pending
@@ -284,7 +294,9 @@ internal open class WaiterQueue(
 
     // ---- counters since creation, read by snapshot() (SemaphoreSnapshot says which are exact) ----
     // On the lock-free paths (I2) a plain increment, not an atomic one: it adds no fence to the fast
-    // path, and two threads taking that path in the same instant may lose a count.
+    // path, and two threads taking that path in the same instant may lose a count. freeAcquired is
+    // counted before the take's CAS and taken back if that path takes nothing, so a call in progress
+    // may show counted for a moment.
     private var freeAcquired = 0L
     private var freeRefused = 0L
 
@@ -347,23 +359,41 @@ internal open class WaiterQueue(
     fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean, owner: Any?): Boolean {
         checkPermitCount(permits)
         val need = permits.toLong() shl 32
+        val guess = hint // I12: the first CAS expects this guess, not a read of the word
+        // Counted before the CAS, and taken back below if this path takes nothing: after the CAS, the count's
+        // read and write would wait for it (about 1.5 ns a cycle on some CPUs, docs/profiles.md).
+        freeAcquired++
+        var s = guess
+        var seen = false // s is the word as it was (a read, or a CAS's witness), not the guess
         var step = 0
         while (true) {
-            val s = load()
-            if (s >= need) { // FAST, and available >= permits (I2)
-                if (s ushr 32 <= s and LOW) { // settled (I11): available <= total
-                    if (cas(s, s - need)) {
-                        freeAcquired++
-                        return true
-                    }
-                    continue
+            if (s >= need && s ushr 32 <= s and LOW) { // FAST, available >= permits (I2), settled (I11)
+                val w = cax(s, s - need)
+                if (w == s) {
+                    if (s != guess) hint = s // I12: the word the next take will most likely find
+                    return true
                 }
-                spinWait(step++) // I11: a release's add, about to be taken back
+                s = w
+                seen = true
                 continue
             }
+            if (!seen) { // the guess could not take: read the word
+                s = load()
+                seen = true
+                continue
+            }
+            if (s >= need) { // I11: a release's add, about to be taken back
+                spinWait(step++)
+                s = load()
+                continue
+            }
+            freeAcquired-- // nothing taken here
+            if (s >= 0) {
+                val t = (s and LOW).toInt() // FAST: the low half is the total (an add in flight only raises the high one)
+                require(permits <= t) { tooMany(permits, t) }
+            }
+            if (s != guess) hint = s // I12: while the word stays so, takes read it instead of failing a CAS
             if (s < 0) break
-            val t = (s and LOW).toInt() // FAST: the low half is the total (an add in flight only raises the high one)
-            require(permits <= t) { tooMany(permits, t) }
             return false
         }
         if (waitsIfRefused && loadQueued() > 0) return false
