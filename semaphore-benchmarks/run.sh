@@ -4,7 +4,9 @@
 # sections a mode does not run keep the figures of the last run that did. What each section measures, and how long
 # each mode takes: docs/benchmarking.md.
 #
-#   run.sh quick | full     # local/ (every local benchmark, the memory probe) and readwrite/; full: 2 forks, every param
+#   run.sh quick | full     # cycles/, local/ (every other local benchmark, the memory probe) and readwrite/;
+#                           # full: 2 forks, every param
+#   run.sh cycles           # cycles/ only, with the full settings: the uncontended cycles and the hand-off
 #   run.sh smoke            # the same with tiny sizes into target/smoke/ (docs/ untouched): checks that everything runs
 #   run.sh readwrite        # readwrite/ only, with the full settings
 #   run.sh distributed      # distributed/: semaphore-redis vs Redisson on a local redis-server, in rounds
@@ -62,13 +64,17 @@ case "$mode" in
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
     readwrite_text="every parameter"
     ;;
+  cycles)
+    common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
+    contended=()
+    ;;
   distributed)
     ;;
   diagnostics)
     before_ref="${2:-bc8bd15}"
     ;;
   *)
-    echo "usage: $0 quick|full|smoke|distributed|readwrite|diagnostics [REF]" >&2
+    echo "usage: $0 quick|full|smoke|cycles|distributed|readwrite|diagnostics [REF]" >&2
     exit 2
     ;;
 esac
@@ -104,7 +110,7 @@ report() {
 }
 
 echo "== build"
-if [ "$mode" = readwrite ] && installed; then
+if { [ "$mode" = readwrite ] || [ "$mode" = cycles ]; } && installed; then
   # Only this module, against the installed core, Java API and redis modules (another build may be using the
   # other modules' target directories). Run `mvn install -DskipTests` first if the installed ones are older
   # than the sources.
@@ -259,6 +265,41 @@ run_readwrite() {
   run_txt "$results/readwrite" "\`run.sh $mode\`: $readwrite_text"
 }
 
+# Every group of the files $2 (a comma-separated list, relative to $results) where a peer is faster is measured a
+# second time, in a JMH invocation of its own (fresh JVMs, the same settings), into the directory of the group's file,
+# and the report shows both ratios: one slow phase of this shared machine during the long run then shows as a row
+# whose two measurements disagree. Each line of the list is that directory, then a selector that pins every
+# parameter of its group. $1 is the list's file.
+recheck() {
+  report --recheck-list "$1" "$2"
+  [ -s "$1" ] || return 0
+  echo "== recheck: each group where a peer is faster, again"
+  local n=0 words dir settings
+  while read -r -a words; do
+    n=$((n + 1))
+    dir="${words[0]}"
+    case "${words[1]}" in
+      *CancellationBenchmark*) settings=("${cancel[@]}") ;;
+      *) settings=("${common[@]}") ;;
+    esac
+    java -jar "$jar" "${words[@]:1}" "${settings[@]}" -rf json -rff "$results/$dir/recheck-$n.json" < /dev/null
+  done < "$1"
+  report
+}
+
+# The uncontended cycles (Kotlin: direct calls, through a one-method interface, in users' call shapes; Java) with
+# -prof gc, and the hand-off between two coroutines, into cycles/: what one operation costs when nobody else is busy.
+run_cycles() {
+  echo "== uncontended, Kotlin and Java (with -prof gc), and the hand-off"
+  rm -rf "$results/cycles"
+  mkdir -p "$results/cycles"
+  java -jar "$jar" 'dev.semaphore.benchmarks.((Java)?UncontendedBenchmark|UncontendedInterfaceBenchmark|CallShapesBenchmark)' "${common[@]}" -prof gc \
+    -rf json -rff "$results/cycles/uncontended.json"
+  java -jar "$jar" 'dev.semaphore.benchmarks.HandoffBenchmark' "${common[@]}" ${contended[@]+"${contended[@]}"} \
+    -rf json -rff "$results/cycles/handoff.json"
+  run_txt "$results/cycles" "\`run.sh $mode\`: ${run_text:-every parameter}"
+}
+
 if [ "$mode" = readwrite ]; then
   readwrite=()
   run_readwrite
@@ -266,16 +307,20 @@ if [ "$mode" = readwrite ]; then
   exit 0
 fi
 
+if [ "$mode" = cycles ]; then
+  run_cycles
+  recheck "$here/target/recheck.txt" cycles/uncontended.json,cycles/handoff.json
+  exit 0
+fi
+
+run_cycles
+
 out="$results/local"
 rm -rf "$out"
 mkdir -p "$out"
 
-echo "== uncontended, Kotlin (direct calls, through a one-method interface, in users' call shapes) and Java (with -prof gc)"
-java -jar "$jar" 'dev.semaphore.benchmarks.((Java)?UncontendedBenchmark|UncontendedInterfaceBenchmark|CallShapesBenchmark)' "${common[@]}" -prof gc \
-  -rf json -rff "$out/uncontended.json"
-
-echo "== contended, hand-over, priority, Java futures, many threads"
-java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|HandoffBenchmark|PriorityBenchmark|FuturesContendedBenchmark|ThreadsBenchmark|ThreadsSuspendingBenchmark)' \
+echo "== contended, priority, Java futures, many threads"
+java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|PriorityBenchmark|FuturesContendedBenchmark|ThreadsBenchmark|ThreadsSuspendingBenchmark)' \
   "${common[@]}" ${contended[@]+"${contended[@]}"} -rf json -rff "$out/contended.json"
 
 echo "== contended, on more threads than cores: a fixed pool of 64 threads and Dispatchers.IO"
@@ -293,21 +338,4 @@ java -XX:+UseSerialGC -Xms3g -Xmx3g -cp "$jar" dev.semaphore.benchmarks.MemoryPe
   "$memory_waiters" "$out/memory.json" "$memory_repeats"
 
 run_txt "$out" "\`run.sh $mode\`: $run_text"
-report --recheck-list "$here/target/recheck.txt" local/uncontended.json,local/contended.json,local/oversubscribed.json,local/cancellation.json
-
-# Every group where a peer is faster is measured a second time, in a JMH invocation of its own (fresh JVMs, the
-# same settings), and the report shows both ratios: one slow phase of this shared machine during the long run then
-# shows as a row whose two measurements disagree. Each selector line pins every parameter of its group.
-if [ -s "$here/target/recheck.txt" ]; then
-  echo "== recheck: each group where a peer is faster, again"
-  n=0
-  while read -r -a selector; do
-    n=$((n + 1))
-    case "${selector[0]}" in
-      *CancellationBenchmark*) settings=("${cancel[@]}") ;;
-      *) settings=("${common[@]}") ;;
-    esac
-    java -jar "$jar" "${selector[@]}" "${settings[@]}" -rf json -rff "$out/recheck-$n.json" < /dev/null
-  done < "$here/target/recheck.txt"
-  report
-fi
+recheck "$here/target/recheck.txt" cycles/uncontended.json,cycles/handoff.json,local/contended.json,local/oversubscribed.json,local/cancellation.json

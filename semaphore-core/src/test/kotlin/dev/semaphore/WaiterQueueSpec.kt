@@ -250,6 +250,31 @@ class WaiterQueueSpec : FunSpec({
         }
     }
 
+    test("I12: after a missed guess takes read first, and guessing comes back within 1,024 takes") {
+        val q = queueOf(3)
+        val idle = WaiterQueue.packFast(3, 3)
+        q.hint shouldBe idle // from construction: the word with every permit free
+        q.hint = WaiterQueue.packFast(2, 3) // a guess that misses: the word is idle
+        q.tryAcquirePermits(1) shouldBe true
+        q.hint shouldBe -1L // NO_GUESS: the miss turned guessing off
+        q.release(1)
+        var cycles = 0
+        while (q.hint == -1L) {
+            q.tryAcquirePermits(1) shouldBe true
+            q.release(1)
+            cycles++
+            check(cycles <= 1024) { "guessing did not come back in 1,024 takes" }
+        }
+        q.hint shouldBe idle // the word those takes found
+        q.availablePermits shouldBe 3
+        // From the idle word again, every take is on the guess: the hint stays.
+        repeat(100) {
+            q.tryAcquirePermits(1) shouldBe true
+            q.release(1)
+        }
+        q.hint shouldBe idle
+    }
+
     test("I11: a release's add is kept only with a permit held, however many fail at once") {
         // Takers and givers-back of one permit race releasers that hold nothing (over-releases, whose adds land on
         // a word with every permit free and are taken back), with a slow-path step now and then (addPermits and

@@ -41,7 +41,7 @@ import kotlin.coroutines.jvm.internal.CoroutineStackFrame
 
 /**
  * The engine's 64-bit atomic state word, as a base class so that the word is a field of the
- * [WaiterQueue] object itself (the fast path then costs one load and one CAS, with no indirection).
+ * [WaiterQueue] object itself (the fast path then costs one atomic step a side, with no indirection).
  */
 internal abstract class AtomicStateCell(initial: Long) {
     @Volatile

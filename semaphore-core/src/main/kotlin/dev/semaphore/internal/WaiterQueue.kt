@@ -102,10 +102,13 @@
  *     take checks the guess exactly as it checks a read (FAST, settled, enough available), and the CAS
  *     succeeds only if the word equals it, so nothing relies on the hint's value: a wrong, stale or
  *     torn guess costs one failed CAS, whose witness (the word as it was) is then used as the read.
- *     A guess that could not take (too few available, SLOW) is followed by a read, not a CAS. A take
- *     that found the word different from the hint stores what it found: the word it took from (the
- *     word its holder's release will most likely restore), or the word that refused it (so that while
- *     no permit is free or the word is SLOW, takes read instead of failing a CAS).
+ *     A guess that could not take (NO_GUESS, too few available, SLOW) is followed by a read, not a CAS.
+ *     The hint is written rarely, because under contention a store to it, or a failed CAS, costs a
+ *     take more than the read saves (docs/profiles.md): a take whose guess missed sets NO_GUESS, so
+ *     that takes read first while the word changes between them; a take that read first, once in
+ *     1,024 by the fast path's acquired count, sets the word it took from (which its own release will
+ *     most likely restore), so guessing comes back where nothing else changes the word. Nothing but
+ *     these two stores writes the hint after construction.
  *
  * THE WAITER PROTOCOL: the one rule every way of waiting follows. There are three kinds of waiter,
  * subclasses of PermitWaiter: a suspended coroutine (SuspendWaiter, Suspending.kt), a pending
@@ -294,8 +297,8 @@ internal open class WaiterQueue(
 
     // ---- counters since creation, read by snapshot() (SemaphoreSnapshot says which are exact) ----
     // On the lock-free paths (I2) a plain increment, not an atomic one: it adds no fence to the fast
-    // path, and two threads taking that path in the same instant may lose a count. freeAcquired is
-    // counted before the take's CAS and taken back if that path takes nothing, so a call in progress
+    // path, and two threads taking that path in the same instant may lose a count. A take on a guess
+    // (I12) counts before its CAS and takes the count back if the guess missed, so a call in progress
     // may show counted for a moment.
     private var freeAcquired = 0L
     private var freeRefused = 0L
@@ -359,41 +362,40 @@ internal open class WaiterQueue(
     fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean, owner: Any?): Boolean {
         checkPermitCount(permits)
         val need = permits.toLong() shl 32
-        val guess = hint // I12: the first CAS expects this guess, not a read of the word
-        // Counted before the CAS, and taken back below if this path takes nothing: after the CAS, the count's
-        // read and write would wait for it (about 1.5 ns a cycle on some CPUs, docs/profiles.md).
-        freeAcquired++
-        var s = guess
-        var seen = false // s is the word as it was (a read, or a CAS's witness), not the guess
+        var s = hint // I12: a guess at the word (NO_GUESS: read first)
+        if (s >= need && s ushr 32 <= s and LOW) { // FAST, available >= permits (I2), settled (I11)
+            // Counted before the CAS (after it, the count's read and write would wait for the CAS: about 1.5 ns a
+            // cycle on some CPUs, docs/profiles.md), and taken back if the guess missed.
+            freeAcquired++
+            val w = cax(s, s - need)
+            if (w == s) return true
+            freeAcquired--
+            hint = NO_GUESS // I12: the guess missed; read first from now on
+            s = w
+        } else {
+            s = load()
+        }
         var step = 0
         while (true) {
-            if (s >= need && s ushr 32 <= s and LOW) { // FAST, available >= permits (I2), settled (I11)
-                val w = cax(s, s - need)
-                if (w == s) {
-                    if (s != guess) hint = s // I12: the word the next take will most likely find
-                    return true
+            if (s >= need) { // FAST, and available >= permits (I2)
+                if (s ushr 32 <= s and LOW) { // settled (I11): available <= total
+                    val w = cax(s, s - need)
+                    if (w == s) {
+                        val n = freeAcquired + 1
+                        freeAcquired = n
+                        if (n and GUESS_AGAIN == 0L) hint = s // I12: now and then, guess again
+                        return true
+                    }
+                    s = w
+                    continue
                 }
-                s = w
-                seen = true
-                continue
-            }
-            if (!seen) { // the guess could not take: read the word
-                s = load()
-                seen = true
-                continue
-            }
-            if (s >= need) { // I11: a release's add, about to be taken back
-                spinWait(step++)
+                spinWait(step++) // I11: a release's add, about to be taken back
                 s = load()
                 continue
             }
-            freeAcquired-- // nothing taken here
-            if (s >= 0) {
-                val t = (s and LOW).toInt() // FAST: the low half is the total (an add in flight only raises the high one)
-                require(permits <= t) { tooMany(permits, t) }
-            }
-            if (s != guess) hint = s // I12: while the word stays so, takes read it instead of failing a CAS
             if (s < 0) break
+            val t = (s and LOW).toInt() // FAST: the low half is the total (an add in flight only raises the high one)
+            require(permits <= t) { tooMany(permits, t) }
             return false
         }
         if (waitsIfRefused && loadQueued() > 0) return false
@@ -787,6 +789,12 @@ internal open class WaiterQueue(
         private const val SLOW_HI: Int = -0x2000_0000
         private const val LOCKED_HI: Int = -0x4000_0000
         private const val LOW: Long = 0xFFFF_FFFFL
+
+        /** I12: a hint that no take can use (a SLOW word's shape): takes read the word first. */
+        private const val NO_GUESS: Long = -1L
+
+        /** I12: a take that read first sets the hint when the fast path's acquired count is a multiple of 1,024. */
+        private const val GUESS_AGAIN: Long = 1023L
 
         /** One permit in the high half: a release's add (I11). */
         private const val ONE: Long = 1L shl 32

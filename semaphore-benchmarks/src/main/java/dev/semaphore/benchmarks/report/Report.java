@@ -27,8 +27,9 @@
  *    (rows of the same round number) ± the same half-width.
  * R5 The verdict: "within error" when |ratio - 1| <= ±; else "A faster (k×)" or "B faster (k×)" ("lower" for units
  *    that are not times). No figure is typed by hand: scores, errors, units, settings and params come from the files.
- * R6 Rechecks: local/recheck-*.json hold groups where a peer was faster, measured a second time; the ratio table shows
- *    such a group's second ratio beside its first. --recheck-list writes the selectors of those groups for run.sh.
+ * R6 Rechecks: recheck-*.json, in the directory of the file a group came from, hold groups where a peer was faster,
+ *    measured a second time; the ratio table shows such a group's second ratio beside its first. --recheck-list writes
+ *    for run.sh, per such group, that directory and the group's selector.
  * R7 A section none of whose files exist says so ("not measured yet") instead of failing: the state of a clone before
  *    the run that writes them; one with only some of its files is an error that names the missing ones.
  */
@@ -142,7 +143,7 @@ public final class Report {
 
     /**
      * Usage: Report --results docs/results --out docs/benchmarks.md [--recheck-list FILE local/a.json,local/b.json]:
-     * the last writes one JMH selector per group of those files where a peer is faster (R6).
+     * the last writes a directory and a JMH selector per group of those files where a peer is faster (R6).
      */
     public static void main(String[] args) throws IOException {
         Map<String, String> a = new LinkedHashMap<>();
@@ -170,10 +171,15 @@ public final class Report {
         }
     }
 
-    /** The rows of local/recheck-*.json (R6) by key, the first of each kept. */
+    /** The rows of every directory's recheck-*.json (R6) by key, the first of each kept. */
     static Map<String, Row> rechecks(Path results) throws IOException {
         Map<String, Row> out = new LinkedHashMap<>();
-        for (Path p : glob(results, "local/recheck-*.json")) for (Row r : parse(p, "impl")) out.putIfAbsent(r.key(), r);
+        if (!Files.isDirectory(results)) return out;
+        try (var dirs = Files.list(results)) {
+            for (Path dir : dirs.filter(Files::isDirectory).sorted().toList()) {
+                for (Path p : glob(dir, "recheck-*.json")) for (Row r : parse(p, "impl")) out.putIfAbsent(r.key(), r);
+            }
+        }
         return out;
     }
 
@@ -315,8 +321,9 @@ public final class Report {
     }
 
     /**
-     * One JMH selector per group of [files] where the verdict goes to a peer (not to a floor): an anchored regex of the
-     * benchmark (every impl of it when the impl is the method's suffix), then "-p k=v" for each param (R6).
+     * One line per group of [files] where the verdict goes to a peer (not to a floor): the directory of the group's file,
+     * then a JMH selector: an anchored regex of the benchmark (every impl of it when the impl is the method's suffix),
+     * then "-p k=v" for each param (R6).
      */
     static List<String> recheckSelectors(List<Ratio> ratios, List<String> files) {
         Set<String> lines = new LinkedHashSet<>();
@@ -329,7 +336,9 @@ public final class Report {
             String regex = method.lastIndexOf('_') > 0
                     ? "^" + benchmark.substring(0, benchmark.lastIndexOf('_') + 1).replace(".", "\\.") + "[A-Za-z0-9]+$"
                     : "^" + benchmark.replace(".", "\\.") + "$";
-            StringBuilder line = new StringBuilder(regex);
+            String file = r.section().files().stream().filter(files::contains).findFirst().orElseThrow();
+            StringBuilder line = new StringBuilder(file.substring(0, file.lastIndexOf('/') + 1).replaceAll("/$", ""))
+                    .append(' ').append(regex);
             a.params().forEach((k, v) -> line.append(" -p ").append(k).append('=').append(v));
             lines.add(line.toString());
         }

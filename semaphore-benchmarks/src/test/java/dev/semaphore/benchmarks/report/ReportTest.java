@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -135,6 +136,22 @@ class ReportTest {
     }
 
     @Test
+    void rechecksAreReadFromEveryDirectoryAndListedWithTheirGroupsDirectory(@TempDir Path dir) throws Exception { // R6
+        Path results = dir.resolve("results");
+        write(results.resolve("cycles/handoff.json"),
+                row("HandoffBenchmark.semaphore", "avgt", 30, "1", "ms/op", "\"impl\": \"ours\""),
+                row("HandoffBenchmark.semaphore", "avgt", 20, "1", "ms/op", "\"impl\": \"kotlinx\""));
+        write(results.resolve("cycles/recheck-1.json"), row("HandoffBenchmark.semaphore", "avgt", 21, "1", "ms/op", "\"impl\": \"ours\""));
+        write(results.resolve("local/recheck-1.json"), row("ContendedBenchmark.semaphore", "avgt", 20, "1", "ms/op", "\"impl\": \"ours\""));
+        Map<String, Report.Row> rechecks = Report.rechecks(results);
+        assertEquals(Set.of("HandoffBenchmark|semaphore|ours|{}", "ContendedBenchmark|semaphore|ours|{}"), rechecks.keySet());
+        assertEquals(21.0, rechecks.get("HandoffBenchmark|semaphore|ours|{}").score());
+        List<Report.Section> sections = Report.sections("## H\n<!-- files: cycles/handoff.json; select: Handoff.*; ratios: ours/kotlinx -->\n", results);
+        assertEquals(List.of("cycles ^dev\\.semaphore\\.benchmarks\\.HandoffBenchmark\\.semaphore$"),
+                Report.recheckSelectors(Report.ratios(sections, Map.of()), List.of("cycles/handoff.json")));
+    }
+
+    @Test
     void aRunWritesTheReportWithItsRechecksAndTheirSelectors(@TempDir Path dir) throws Exception {
         Path results = dir.resolve("results");
         write(results.resolve("local/contended.json"),
@@ -150,7 +167,7 @@ class ReportTest {
         List<Report.Section> sections = Report.sections("## C\n<!-- files: local/contended.json; select: Contended.*; ratios: ours/kotlinx -->\nOne sentence.\n"
                 + "## I\n<!-- include: local/extra.md -->\nIncluded.\n", results);
         List<Report.Ratio> rs = Report.ratios(sections, Map.of());
-        assertEquals(List.of("^dev\\.semaphore\\.benchmarks\\.ContendedBenchmark\\.semaphore$ -p permits=1"),
+        assertEquals(List.of("local ^dev\\.semaphore\\.benchmarks\\.ContendedBenchmark\\.semaphore$ -p permits=1"),
                 Report.recheckSelectors(rs, List.of("local/contended.json")), "only the group where the peer is faster");
         assertEquals(List.of(), Report.recheckSelectors(rs, List.of("local/other.json")));
 
