@@ -33,9 +33,10 @@
  *   theirs, and an executor's queue may add its node). A grant with no dispatch needed (Unconfined) and
  *   no ThreadContextElement, or any wake with no interceptor, has nothing to install: the waiter resumes
  *   in place, and I7 sends that wake through the trampoline, which keeps the stack flat as kotlinx's
- *   unconfined event loop would. (A failure is not always delivered through the trampoline: the Job's
- *   handler wakes its own waiter.) (Through the dispatcher's own continuation instead, each wake cost an
- *   object and a fold of the context, 1.3x kotlinx's hand-off: docs/profiles.md.) Every other case
+ *   unconfined event loop would; through the dispatcher's own continuation instead, each wake cost an
+ *   object and a fold of the context, 1.3x kotlinx's hand-off (docs/profiles.md). A failure keeps
+ *   kotlinx's path, because it is not always delivered through the trampoline (the Job's handler wakes
+ *   its own waiter). Every other case
  *   (thread-context elements to install, a ContinuationInterceptor that is not a dispatcher) goes through
  *   the interceptor's own continuation for the waiter (one object per wake), so kotlinx's machinery does
  *   what it does for any resumption. kotlinx's own waiters avoid both objects by reusing one

@@ -25,8 +25,9 @@
  *     above SLOW_HI (top bits 1110), a locked word above LOCKED_HI (top bits 1100: still locked).
  * Why two shapes: a fast acquire is then one compare of the whole word (word >= permits shl 32: it
  * is FAST with enough available), one more that it is settled, and one CAS that takes permits from the
- * high half (expecting a guess at the word, not a read of it: I12); a fast release of one permit is one add to the high half, kept if the word was FAST with
- * available < total (exact, no over-release, I11). A SLOW word sends every caller to the locked slow
+ * high half (expecting a guess at the word, not a read of it: I12); a fast release of one permit is
+ * one add to the high half, kept if the word was FAST with available < total (exact, no
+ * over-release, I11). A SLOW word sends every caller to the locked slow
  * path, which keeps what the word cannot say (the total, the waiters).
  * The waiters live in a WaitOrder (WaitOrder.kt): intrusive lists whose nodes are the waiters.
  *
