@@ -463,10 +463,10 @@ internal class ReadWriteLockImpl(
     // ---- recording and ending holds (RW2, RW4) ----
 
     private fun recordRead() {
-        while (true) {
-            val h = holds.load()
-            if (holds.cas(h, h + 1)) return
-        }
+        // One add, no CAS loop: READS cannot carry into the flags, since the engine gave at most N <= 2^30
+        // read permits and the holds account for no more than it gave (RW2). Two threads recording reads at
+        // once then never retry (about 2% of a read-mostly section on a pool of 2 threads, docs/profiles.md).
+        holds.getAndAdd(1)
     }
 
     private fun recordWrite() {
@@ -653,10 +653,7 @@ internal class ReadWriteLockImpl(
 
     private class JoiningCount : AtomicStateCell(0L) {
         fun add(delta: Long) {
-            while (true) {
-                val n = load()
-                if (cas(n, n + delta)) return
-            }
+            getAndAdd(delta)
         }
     }
 
