@@ -4,11 +4,12 @@
 # sections a mode does not run keep the figures of the last run that did. What each section measures, and how long
 # each mode takes: docs/benchmarking.md.
 #
-#   run.sh quick | full     # cycles/, local/ (every other local benchmark, the memory probe) and readwrite/;
-#                           # full: 2 forks, every param
+#   run.sh quick | full     # cycles/, local/ (every other local benchmark, the memory probe), readwrite/ and
+#                           # readmostly/; full: 2 forks (readmostly/: 6), every param
 #   run.sh cycles           # cycles/ only, with the full settings: the uncontended cycles and the hand-off
 #   run.sh smoke            # the same with tiny sizes into target/smoke/ (docs/ untouched): checks that everything runs
 #   run.sh readwrite        # readwrite/ only, with the full settings
+#   run.sh readmostly       # readmostly/ only: readwrite/'s read-mostly rows again, with 6 forks
 #   run.sh distributed      # distributed/: semaphore-redis vs Redisson on a local redis-server, in rounds
 #   run.sh diagnostics [REF]  # diagnostics/: 8 paired rounds of REF's jar (default bc8bd15) and this tree's, with
 #                           # diagnostics off, each JMH run on a quiet machine (no other java or Maven process busy,
@@ -35,6 +36,7 @@ case "$mode" in
     memory_repeats=1
     readwrite=()
     readwrite_text="every parameter"
+    readmostly=("${common[@]}")
     run_text="contended permits 1 and 8 only; hand-over 200,000 steps; futures 1,000 tasks; memory 500,000 waiters, one reading"
     ;;
   full)
@@ -45,6 +47,7 @@ case "$mode" in
     memory_repeats=3
     readwrite=()
     readwrite_text="every parameter"
+    readmostly=(-f 6 -wi 5 -i 5 -w 1s -r 1s)
     run_text="every parameter; memory 1,000,000 waiters, median of 3"
     ;;
   smoke)
@@ -54,6 +57,7 @@ case "$mode" in
     memory_waiters=100000
     memory_repeats=1
     readwrite=(-p sections=10000)
+    readmostly=("${common[@]}")
     rm -rf "$here/target/smoke" && mkdir -p "$here/target/smoke" && cp -r "$results" "$here/target/smoke/results"
     results="$here/target/smoke/results"
     report_md="$here/target/smoke/benchmarks.md"
@@ -63,6 +67,10 @@ case "$mode" in
   readwrite)
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
     readwrite_text="every parameter"
+    ;;
+  readmostly)
+    readmostly=(-f 6 -wi 5 -i 5 -w 1s -r 1s)
+    readwrite=()
     ;;
   cycles)
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
@@ -74,7 +82,7 @@ case "$mode" in
     before_ref="${2:-bc8bd15}"
     ;;
   *)
-    echo "usage: $0 quick|full|smoke|cycles|distributed|readwrite|diagnostics [REF]" >&2
+    echo "usage: $0 quick|full|smoke|cycles|distributed|readwrite|readmostly|diagnostics [REF]" >&2
     exit 2
     ;;
 esac
@@ -110,7 +118,7 @@ report() {
 }
 
 echo "== build"
-if { [ "$mode" = readwrite ] || [ "$mode" = cycles ]; } && installed; then
+if { [ "$mode" = readwrite ] || [ "$mode" = readmostly ] || [ "$mode" = cycles ]; } && installed; then
   # Only this module, against the installed core, Java API and redis modules (another build may be using the
   # other modules' target directories). Run `mvn install -DskipTests` first if the installed ones are older
   # than the sources.
@@ -265,6 +273,18 @@ run_readwrite() {
   run_txt "$results/readwrite" "\`run.sh $mode\`: $readwrite_text"
 }
 
+# readwrite/'s read-mostly rows (readPercent=90: every contender, both dispatchers, both section lengths) once more,
+# in one JMH run of their own with more forks, into readmostly/: on this shared machine, 2 forks leave ratios of the
+# read-mostly rows with errors of 4 to 6%, more than the differences between the best contenders.
+run_readmostly() {
+  echo "== read-write lock, the read-mostly rows with ${readmostly[1]} forks"
+  rm -rf "$results/readmostly"
+  mkdir -p "$results/readmostly"
+  java -jar "$jar" 'dev.semaphore.benchmarks.ReadWrite(Threads)?Benchmark' "${readmostly[@]}" ${readwrite[@]+"${readwrite[@]}"} \
+    -p readPercent=90 -rf json -rff "$results/readmostly/readmostly.json"
+  run_txt "$results/readmostly" "\`run.sh $mode\`: readPercent=90 only, ${readmostly[1]} forks"
+}
+
 # Every group of the files $2 (a comma-separated list, relative to $results) where a peer is faster is measured a
 # second time, in a JMH invocation of its own (fresh JVMs, the same settings), into the directory of the group's file,
 # and the report shows both ratios: one slow phase of this shared machine during the long run then shows as a row
@@ -307,6 +327,12 @@ if [ "$mode" = readwrite ]; then
   exit 0
 fi
 
+if [ "$mode" = readmostly ]; then
+  run_readmostly
+  report
+  exit 0
+fi
+
 if [ "$mode" = cycles ]; then
   run_cycles
   recheck "$here/target/recheck.txt" cycles/uncontended.json,cycles/handoff.json
@@ -328,6 +354,7 @@ java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenc
   -p dispatcher=pool64,io -p coroutines=1000 -p permits=1,8 -rf json -rff "$out/oversubscribed.json"
 
 run_readwrite
+run_readmostly
 
 echo "== cancellation"
 java -jar "$jar" 'dev.semaphore.benchmarks.CancellationBenchmark' "${cancel[@]}" -rf json -rff "$out/cancellation.json"
