@@ -4,9 +4,10 @@
 # sections a mode does not run keep the figures of the last run that did. What each section measures, and how long
 # each mode takes: docs/benchmarking.md.
 #
-#   run.sh quick | full     # cycles/, local/ (every other local benchmark, the memory probe), readwrite/ and
-#                           # readmostly/; full: 2 forks (readmostly/: 6), every param
+#   run.sh quick | full     # cycles/, contended/, readwrite/, readmostly/ and local/ (cancellation, the memory
+#                           # probe); full: 2 forks (readmostly/: 6), every param
 #   run.sh cycles           # cycles/ only, with the full settings: the uncontended cycles and the hand-off
+#   run.sh contended        # contended/ only, with the full settings: contention, priorities, futures, many threads
 #   run.sh smoke            # the same with tiny sizes into target/smoke/ (docs/ untouched): checks that everything runs
 #   run.sh readwrite        # readwrite/ only, with the full settings
 #   run.sh readmostly       # readmostly/ only: readwrite/'s read-mostly rows again, with 6 forks
@@ -37,6 +38,7 @@ case "$mode" in
     readwrite=()
     readwrite_text="every parameter"
     readmostly=("${common[@]}")
+    contended_text="contended permits 1 and 8 only; futures 1,000 tasks"
     run_text="contended permits 1 and 8 only; hand-over 200,000 steps; futures 1,000 tasks; memory 500,000 waiters, one reading"
     ;;
   full)
@@ -48,6 +50,7 @@ case "$mode" in
     readwrite=()
     readwrite_text="every parameter"
     readmostly=(-f 6 -wi 5 -i 5 -w 1s -r 1s)
+    contended_text="every parameter"
     run_text="every parameter; memory 1,000,000 waiters, median of 3"
     ;;
   smoke)
@@ -58,6 +61,7 @@ case "$mode" in
     memory_repeats=1
     readwrite=(-p sections=10000)
     readmostly=("${common[@]}")
+    contended_text="tiny sizes: checks that everything runs; the figures are NOT meaningful"
     rm -rf "$here/target/smoke" && mkdir -p "$here/target/smoke" && cp -r "$results" "$here/target/smoke/results"
     results="$here/target/smoke/results"
     report_md="$here/target/smoke/benchmarks.md"
@@ -76,13 +80,18 @@ case "$mode" in
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
     contended=()
     ;;
+  contended)
+    common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
+    contended=()
+    contended_text="every parameter"
+    ;;
   distributed)
     ;;
   diagnostics)
     before_ref="${2:-bc8bd15}"
     ;;
   *)
-    echo "usage: $0 quick|full|smoke|cycles|distributed|readwrite|readmostly|diagnostics [REF]" >&2
+    echo "usage: $0 quick|full|smoke|cycles|contended|distributed|readwrite|readmostly|diagnostics [REF]" >&2
     exit 2
     ;;
 esac
@@ -118,7 +127,7 @@ report() {
 }
 
 echo "== build"
-if { [ "$mode" = readwrite ] || [ "$mode" = readmostly ] || [ "$mode" = cycles ]; } && installed; then
+if { [ "$mode" = readwrite ] || [ "$mode" = readmostly ] || [ "$mode" = cycles ] || [ "$mode" = contended ]; } && installed; then
   # Only this module, against the installed core, Java API and redis modules (another build may be using the
   # other modules' target directories). Run `mvn install -DskipTests` first if the installed ones are older
   # than the sources.
@@ -320,6 +329,26 @@ run_cycles() {
   run_txt "$results/cycles" "\`run.sh $mode\`: ${run_text:-every parameter}"
 }
 
+# The contended benchmarks of one process (contention on 2 threads, 64 threads and Dispatchers.IO, priorities, Java
+# futures, many platform threads), into contended/.
+run_contended() {
+  rm -rf "$results/contended"
+  mkdir -p "$results/contended"
+  echo "== contended, priority, Java futures, many threads"
+  java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|PriorityBenchmark|FuturesContendedBenchmark|ThreadsBenchmark|ThreadsSuspendingBenchmark)' \
+    "${common[@]}" ${contended[@]+"${contended[@]}"} -rf json -rff "$results/contended/contended.json"
+  echo "== contended, on more threads than cores: a fixed pool of 64 threads and Dispatchers.IO"
+  java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark)' "${common[@]}" \
+    -p dispatcher=pool64,io -p coroutines=1000 -p permits=1,8 -rf json -rff "$results/contended/oversubscribed.json"
+  run_txt "$results/contended" "\`run.sh $mode\`: $contended_text"
+}
+
+if [ "$mode" = contended ]; then
+  run_contended
+  recheck "$here/target/recheck.txt" contended/contended.json,contended/oversubscribed.json
+  exit 0
+fi
+
 if [ "$mode" = readwrite ]; then
   readwrite=()
   run_readwrite
@@ -340,21 +369,13 @@ if [ "$mode" = cycles ]; then
 fi
 
 run_cycles
+run_contended
+run_readwrite
+run_readmostly
 
 out="$results/local"
 rm -rf "$out"
 mkdir -p "$out"
-
-echo "== contended, priority, Java futures, many threads"
-java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark|PriorityBenchmark|FuturesContendedBenchmark|ThreadsBenchmark|ThreadsSuspendingBenchmark)' \
-  "${common[@]}" ${contended[@]+"${contended[@]}"} -rf json -rff "$out/contended.json"
-
-echo "== contended, on more threads than cores: a fixed pool of 64 threads and Dispatchers.IO"
-java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark)' "${common[@]}" \
-  -p dispatcher=pool64,io -p coroutines=1000 -p permits=1,8 -rf json -rff "$out/oversubscribed.json"
-
-run_readwrite
-run_readmostly
 
 echo "== cancellation"
 java -jar "$jar" 'dev.semaphore.benchmarks.CancellationBenchmark' "${cancel[@]}" -rf json -rff "$out/cancellation.json"
@@ -365,4 +386,4 @@ java -XX:+UseSerialGC -Xms3g -Xmx3g -cp "$jar" dev.semaphore.benchmarks.MemoryPe
   "$memory_waiters" "$out/memory.json" "$memory_repeats"
 
 run_txt "$out" "\`run.sh $mode\`: $run_text"
-recheck "$here/target/recheck.txt" cycles/uncontended.json,cycles/handoff.json,local/contended.json,local/oversubscribed.json,local/cancellation.json
+recheck "$here/target/recheck.txt" cycles/uncontended.json,cycles/handoff.json,contended/contended.json,contended/oversubscribed.json,local/cancellation.json

@@ -154,36 +154,36 @@ class ReportTest {
     @Test
     void aRunWritesTheReportWithItsRechecksAndTheirSelectors(@TempDir Path dir) throws Exception {
         Path results = dir.resolve("results");
-        write(results.resolve("local/contended.json"),
+        write(results.resolve("contended/contended.json"),
                 row("ContendedBenchmark.semaphore", "avgt", 30, "1", "ms/op", "\"impl\": \"ours\", \"permits\": \"1\""),
                 row("ContendedBenchmark.semaphore", "avgt", 20, "1", "ms/op", "\"impl\": \"kotlinx\", \"permits\": \"1\""),
                 row("ContendedBenchmark.semaphore", "avgt", 10, "1", "ms/op", "\"impl\": \"ours\", \"permits\": \"8\""),
                 row("ContendedBenchmark.semaphore", "avgt", 20, "1", "ms/op", "\"impl\": \"kotlinx\", \"permits\": \"8\""));
-        write(results.resolve("local/recheck-1.json"),
+        write(results.resolve("contended/recheck-1.json"),
                 row("ContendedBenchmark.semaphore", "avgt", 20, "1", "ms/op", "\"impl\": \"ours\", \"permits\": \"1\""),
                 row("ContendedBenchmark.semaphore", "avgt", 20, "1", "ms/op", "\"impl\": \"kotlinx\", \"permits\": \"1\""));
-        Files.writeString(results.resolve("local/run.txt"), "`run.sh full`: a test\n");
-        Files.writeString(results.resolve("local/extra.md"), "| an included table |\n");
-        List<Report.Section> sections = Report.sections("## C\n<!-- files: local/contended.json; select: Contended.*; ratios: ours/kotlinx -->\nOne sentence.\n"
-                + "## I\n<!-- include: local/extra.md -->\nIncluded.\n", results);
+        Files.writeString(results.resolve("contended/run.txt"), "`run.sh full`: a test\n");
+        Files.writeString(results.resolve("contended/extra.md"), "| an included table |\n");
+        List<Report.Section> sections = Report.sections("## C\n<!-- files: contended/contended.json; select: Contended.*; ratios: ours/kotlinx -->\nOne sentence.\n"
+                + "## I\n<!-- include: contended/extra.md -->\nIncluded.\n", results);
         List<Report.Ratio> rs = Report.ratios(sections, Map.of());
-        assertEquals(List.of("local ^dev\\.semaphore\\.benchmarks\\.ContendedBenchmark\\.semaphore$ -p permits=1"),
-                Report.recheckSelectors(rs, List.of("local/contended.json")), "only the group where the peer is faster");
-        assertEquals(List.of(), Report.recheckSelectors(rs, List.of("local/other.json")));
+        assertEquals(List.of("contended ^dev\\.semaphore\\.benchmarks\\.ContendedBenchmark\\.semaphore$ -p permits=1"),
+                Report.recheckSelectors(rs, List.of("contended/contended.json")), "only the group where the peer is faster");
+        assertEquals(List.of(), Report.recheckSelectors(rs, List.of("contended/other.json")));
 
         Path md = dir.resolve("benchmarks.md");
-        // The real template's contended sections need local/oversubscribed.json beside local/contended.json (R7): the
+        // The real template's contended sections need contended/oversubscribed.json beside contended/contended.json (R7): the
         // entry point refuses, by name.
         var e = assertThrows(IllegalArgumentException.class, () -> Report.main(new String[] {"--results", results.toString(), "--out", md.toString()}));
         assertTrue(e.getMessage().contains("oversubscribed.json"), e.getMessage());
 
         String text = Report.markdown("# R\n{runs}\n{ratios}\n", sections, Report.ratios(sections, Map.of(
-                "ContendedBenchmark|semaphore|ours|{permits=1}", Report.parse(results.resolve("local/recheck-1.json"), "impl").get(0),
-                "ContendedBenchmark|semaphore|kotlinx|{permits=1}", Report.parse(results.resolve("local/recheck-1.json"), "impl").get(1))), results);
-        assertTrue(text.contains("- `local/`: `run.sh full`: a test"), text);
+                "ContendedBenchmark|semaphore|ours|{permits=1}", Report.parse(results.resolve("contended/recheck-1.json"), "impl").get(0),
+                "ContendedBenchmark|semaphore|kotlinx|{permits=1}", Report.parse(results.resolve("contended/recheck-1.json"), "impl").get(1))), results);
+        assertTrue(text.contains("- `contended/`: `run.sh full`: a test"), text);
         assertTrue(text.contains("| [C](#c) | semaphore permits=1 | ours / kotlinx | 1.500 | 0.0901 | **kotlinx** faster (1.50×) | 1.000 ± 0.0707, within error |"), text);
         assertTrue(text.contains("| semaphore permits=8 | ours | 10.000 | 1.000 | ms/op | 16.000 |"), text);
-        assertTrue(text.contains("Settings: 2 fork(s) × (5 × 1 s warm-up + 5 × 1 s), mode avgt, JDK 17, JMH 1.37. Unchanged params: none. From `results/local/contended.json`."), text);
+        assertTrue(text.contains("Settings: 2 fork(s) × (5 × 1 s warm-up + 5 × 1 s), mode avgt, JDK 17, JMH 1.37. Unchanged params: none. From `results/contended/contended.json`."), text);
         assertTrue(text.contains("## I\n\nIncluded.\n\n| an included table |"), text);
     }
 
