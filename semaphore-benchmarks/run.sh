@@ -39,7 +39,7 @@ case "$mode" in
     readwrite_text="every parameter"
     readmostly=("${common[@]}")
     contended_text="contended permits 1 and 8 only; futures 1,000 tasks"
-    run_text="contended permits 1 and 8 only; hand-over 200,000 steps; futures 1,000 tasks; memory 500,000 waiters, one reading"
+    run_text="hand-over 200,000 steps; memory 500,000 waiters, one reading"
     ;;
   full)
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
