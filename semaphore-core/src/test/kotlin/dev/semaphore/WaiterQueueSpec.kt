@@ -440,6 +440,22 @@ class WaiterQueueSpec : FunSpec({
         b.granted shouldBe 1
     }
 
+    test("the count of lock-free takes is laid out in the 8 bytes after the word (Platform.kt), and counts") {
+        // Its write should land on the cache line the take's CAS took: docs/profiles.md, "The Java rows with 8 permits".
+        val unsafe = Class.forName("sun.misc.Unsafe").getDeclaredField("theUnsafe").apply { isAccessible = true }.get(null)
+        val offsetOf = unsafe.javaClass.getMethod("objectFieldOffset", java.lang.reflect.Field::class.java)
+        val cell = Class.forName("dev.semaphore.internal.AtomicStateCell")
+        val word = offsetOf.invoke(unsafe, cell.getDeclaredField("word")) as Long
+        val count = offsetOf.invoke(unsafe, cell.getDeclaredField("freeAcquired")) as Long
+        (count - word) shouldBe 8L
+        val s = Semaphore(2)
+        repeat(5) {
+            s.tryAcquire() shouldBe true
+            s.release()
+        }
+        s.snapshot().acquired shouldBe 5L
+    }
+
     test("concurrent enqueue, cancel and release on real threads conserve permits") {
         val q = queueOf(3)
         val threads = List(4) { t ->

@@ -23,6 +23,7 @@ internal expect abstract class AtomicStateCell(initial: Long) {
     internal fun cas(expected: Long, update: Long): Boolean
     internal fun cax(expected: Long, update: Long): Long
     internal var hint: Long
+    internal var freeAcquired: Long
     internal fun getAndAdd(delta: Long): Long
     internal fun unlock(locked: Long, update: Long)
     internal fun parkWhileLocked(mask: Long, locked: Long)

@@ -47,6 +47,14 @@ internal abstract class AtomicStateCell(initial: Long) {
     @Volatile
     private var word: Long = initial
 
+    /**
+     * The lock-free takes counted (WaiterQueue.kt's counters), declared right after [word] so that the JVM lays it
+     * out in the 8 bytes after it: every fast take writes it, and beside the word that write lands on the cache
+     * line the take's CAS has just taken, except when a line boundary falls between the two (1 object in 8).
+     * Anywhere else it is a second line that every take writes: docs/profiles.md, "The Java rows with 8 permits".
+     */
+    internal var freeAcquired: Long = 0L
+
     /** The current word (a volatile read). */
     internal fun load(): Long = word
 

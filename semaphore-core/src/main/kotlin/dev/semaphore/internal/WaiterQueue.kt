@@ -300,8 +300,8 @@ internal open class WaiterQueue(
     // On the lock-free paths (I2) a plain increment, not an atomic one: it adds no fence to the fast
     // path, and two threads taking that path in the same instant may lose a count. A take on a guess
     // (I12) counts before its CAS and takes the count back if the guess missed, so a call in progress
-    // may show counted for a moment.
-    private var freeAcquired = 0L
+    // may show counted for a moment. The count of takes, freeAcquired, is a field of AtomicStateCell (Platform.kt),
+    // beside the word, so that its write lands on the cache line the take's CAS took.
     private var freeRefused = 0L
 
     // Under the lock only (I3): exact.
