@@ -340,12 +340,14 @@ run_contended() {
   echo "== contended, on more threads than cores: a fixed pool of 64 threads and Dispatchers.IO"
   java -jar "$jar" 'dev.semaphore.benchmarks.(ContendedBenchmark|ContendedLockBenchmark)' "${common[@]}" \
     -p dispatcher=pool64,io -p coroutines=1000 -p permits=1,8 -rf json -rff "$results/contended/oversubscribed.json"
+  echo "== many threads on a lock"
+  java -jar "$jar" 'dev.semaphore.benchmarks.ThreadsLockBenchmark' "${common[@]}" -rf json -rff "$results/contended/threads-lock.json"
   run_txt "$results/contended" "\`run.sh $mode\`: $contended_text"
 }
 
 if [ "$mode" = contended ]; then
   run_contended
-  recheck "$here/target/recheck.txt" contended/contended.json,contended/oversubscribed.json
+  recheck "$here/target/recheck.txt" contended/contended.json,contended/oversubscribed.json,contended/threads-lock.json
   exit 0
 fi
 
@@ -386,4 +388,4 @@ java -XX:+UseSerialGC -Xms3g -Xmx3g -cp "$jar" dev.semaphore.benchmarks.MemoryPe
   "$memory_waiters" "$out/memory.json" "$memory_repeats"
 
 run_txt "$out" "\`run.sh $mode\`: $run_text"
-recheck "$here/target/recheck.txt" cycles/uncontended.json,cycles/handoff.json,contended/contended.json,contended/oversubscribed.json,local/cancellation.json
+recheck "$here/target/recheck.txt" cycles/uncontended.json,cycles/handoff.json,contended/contended.json,contended/oversubscribed.json,contended/threads-lock.json,local/cancellation.json

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.openjdk.jmh.annotations.*;
 
 /**
- * What ThreadsBenchmark and ThreadsSuspendingBenchmark share (docs/benchmarking.md#many-threads): `threads` threads of a
+ * What ThreadsBenchmark, ThreadsLockBenchmark and ThreadsSuspendingBenchmark share (docs/benchmarking.md#many-threads): `threads` threads of a
  * fixed pool run `sections` critical sections, each with geometric work of mean WORK outside and inside. The park probe:
  * around every invocation, outside the measured time, the pool threads' JVM waited counts (one per LockSupport.park),
  * summed and reported per section as the secondary result "parksPerSection".
@@ -30,7 +30,6 @@ public abstract class ManyThreads {
     public static final int WORK = ContendedShape.WORK;
 
     @Param({"4", "16", "64"}) public int threads;
-    @Param({"1", "8"}) public int permits;
     @Param({"20000"}) public int sections;
 
     private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();

@@ -11,6 +11,8 @@ public class ThreadsBenchmark extends ManyThreads {
     /** ours = AsyncSemaphore (acquireBlocking, Permit.close), juc = java.util.concurrent.Semaphore(permits, true). */
     @Param({"ours", "juc"}) public String impl;
 
+    @Param({"1", "8"}) public int permits;
+
     @Benchmark
     public long blocking(Parks parks) throws InterruptedException, ExecutionException {
         parks.of(this);

@@ -8,6 +8,8 @@ public class ThreadsSuspendingBenchmark extends ManyThreads {
     /** ours = dev.semaphore.Semaphore, kotlinx = kotlinx.coroutines.sync.Semaphore. */
     @Param({"ours", "kotlinx"}) public String impl;
 
+    @Param({"1", "8"}) public int permits;
+
     @Benchmark
     public long suspending(Parks parks) throws InterruptedException, ExecutionException {
         parks.of(this);

@@ -38,11 +38,18 @@ class ManyThreadsTest {
         for (String impl : new String[] {"ours", "juc"}) {
             ThreadsBenchmark b = new ThreadsBenchmark();
             b.impl = impl;
+            b.permits = 1;
             probe(impl, b, () -> b.blocking(new ManyThreads.Parks()));
+        }
+        for (String impl : new String[] {"ours", "juc"}) {
+            ThreadsLockBenchmark b = new ThreadsLockBenchmark();
+            b.impl = impl;
+            probe(impl + " lock", b, () -> b.lock(new ManyThreads.Parks()));
         }
         for (String impl : new String[] {"ours", "kotlinx"}) {
             ThreadsSuspendingBenchmark b = new ThreadsSuspendingBenchmark();
             b.impl = impl;
+            b.permits = 1;
             probe(impl, b, () -> b.suspending(new ManyThreads.Parks()));
         }
     }
@@ -51,10 +58,9 @@ class ManyThreadsTest {
         long run() throws Exception;
     }
 
-    /** Two invocations of 2,000 sections on 8 threads and 1 permit, with the probe around each; parks per section. */
+    /** Two invocations of 2,000 sections on 8 threads (and 1 permit, set by the caller), with the probe around each; parks per section. */
     private static void probe(String impl, ManyThreads b, Invocation invocation) throws Exception {
         b.threads = 8;
-        b.permits = 1;
         b.sections = 2000;
         b.setUp();
         try {
