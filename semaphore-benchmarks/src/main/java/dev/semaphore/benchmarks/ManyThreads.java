@@ -89,6 +89,21 @@ public abstract class ManyThreads {
         return digest;
     }
 
+    /** A blocking critical section: takes its hold, works on x, gives the hold back. */
+    public interface Section { long run(long x) throws InterruptedException; }
+
+    /** {@link #run} with each thread running its share of sections through {@code section}, work of mean WORK before each. */
+    long runSections(Section section) throws InterruptedException, ExecutionException {
+        return run((caller, mine, ran) -> () -> {
+            long x = Workloads.seed(caller);
+            for (int k = 0; k < mine; k++) {
+                x = section.run(Workloads.geometricWork(x, WORK));
+                ran.incrementAndGet();
+            }
+            return x;
+        });
+    }
+
     /** Daemon threads named prefix + 1, 2, ... (a stuck trial never keeps the JVM alive). */
     public static ThreadFactory daemons(String prefix) {
         AtomicInteger n = new AtomicInteger();

@@ -36,16 +36,6 @@ public class ThreadsLockBenchmark extends ManyThreads {
             }
             default -> throw new IllegalArgumentException("unknown impl '" + impl + "' (expected ours or juc)");
         };
-        return run((caller, mine, ran) -> () -> {
-            long x = Workloads.seed(caller);
-            for (int k = 0; k < mine; k++) {
-                x = section.run(Workloads.geometricWork(x, WORK));
-                ran.incrementAndGet();
-            }
-            return x;
-        });
+        return runSections(section);
     }
-
-    /** The critical section: takes the lock, works on x, gives it back. */
-    private interface Section { long run(long x) throws InterruptedException; }
 }
