@@ -111,6 +111,12 @@ class ReadWriteLockStressTest {
     @Test
     fun writersLineCancellationStorm() = storm(ReadWritePolicy.WRITERS_LINE)
 
+    /** Each line's waiters and free permits, for RS2's message: the writers' line's permit may be held while the lock's holds show nothing. */
+    private fun queues(lock: ReadWriteLockImpl): String {
+        val line = lock.writersLine?.let { ", writers' line: ${it.queueLength} queued, ${it.availablePermits} free" } ?: ""
+        return "lock's line: ${lock.waiterQueue.queueLength} queued, ${lock.waiterQueue.availablePermits} free$line"
+    }
+
     private fun storm(policy: ReadWritePolicy) = runBlocking {
         val workers = 24
         val rounds = 2000 * STRESS_SCALE
@@ -246,7 +252,7 @@ class ReadWriteLockStressTest {
 
         runStorm(workers, rounds, board, dog, stuck = {
             val q = lock.queueLength
-            if (q > 0 && lock.readHolds == 0 && !lock.isWriteLocked) "nothing held with queueLength=$q ($lock)" else null
+            if (q > 0 && lock.readHolds == 0 && !lock.isWriteLocked) "nothing held with queueLength=$q ($lock; ${queues(lock)})" else null
         }, state = { "ReadWriteLock (RS3): $counts, $lock" }) { i ->
             if (i % 3 == 0) futureAttempt() else coroutineAttempt()
         }
