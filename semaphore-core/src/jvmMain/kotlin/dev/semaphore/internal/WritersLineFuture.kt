@@ -12,8 +12,10 @@
  * F3  The writers' line's permit, once granted, is given back exactly once (`line` 1 -> 2; WL2's count
  *     of a writer that took it without waiting ends there too, if nothing ended it before), by the
  *     first of: the write granted (before the future is delivered), the second waiter failed (closed),
- *     withdrawn, or never queued because the future was done, and the writers' line's grant finding the
- *     future already done. So at most one writer is on its way (WL1), and nothing is held by a future
+ *     withdrawn, dropped by the lock's line because the future was done when its turn came (W1: the
+ *     claim refused, no callback; the withdrawal that follows every completion sees it CANCELLED), or
+ *     never queued because the future was done, and the writers' line's grant finding the future
+ *     already done. So at most one writer is on its way (WL1), and nothing is held by a future
  *     that is not delivered: a write granted to a future completed meanwhile is handed back (W3).
  */
 @file:OptIn(InternalSemaphoreApi::class)
@@ -90,10 +92,15 @@ internal class WritersLineFuture<T : Any>(
         }
     }
 
-    /** F2: the stage leaves its line; a second waiter that left the lock's line gives the writers' line back. */
+    /**
+     * F2: the stage leaves its line. A second waiter out of the lock's line without a grant gives the
+     * writers' line back (F3): withdrawn here, or dropped by the lock's line because this future was
+     * done when its turn came (W1: its claim refused, no callback), in which case cancel returns false.
+     */
     override fun withdraw(timedOut: Boolean) {
         val w = stage ?: return
-        if (w.queue.cancel(w, timedOut) && w.queue === lock.waiterQueue) releaseLine()
+        w.queue.cancel(w, timedOut)
+        if (w.queue === lock.waiterQueue && w.status == PermitWaiter.CANCELLED) releaseLine()
     }
 
     override fun complete(value: T): Boolean = super.complete(value).also { withdraw(false) }
