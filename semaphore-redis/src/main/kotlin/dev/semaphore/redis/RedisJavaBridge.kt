@@ -3,7 +3,7 @@
  * (dev.semaphore.redis.async, whose package documentation states the rules for callers): futures over
  * the same suspending calls, and the blocking forms as those futures plus a wait. A request runs its
  * coroutine on the client's background scope; cancelling or completing its future cancels that
- * coroutine, which withdraws the request and hands back a grant that raced it (R8 in RedisSemaphore.kt);
+ * coroutine, which withdraws the request and hands back a grant that raced it (R8 in docs/redis-protocol.md);
  * a lease obtained after the future was completed is released, so nothing is held unless the future
  * completed with it.
  *
@@ -26,6 +26,7 @@ import java.util.concurrent.CompletableFuture
 import java.util.concurrent.CompletionException
 import java.util.concurrent.CompletionStage
 import java.util.concurrent.ExecutionException
+import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 import kotlin.time.toJavaDuration
 import kotlin.time.toKotlinDuration
@@ -79,15 +80,18 @@ internal class LeaseRequest<R>(private val semaphore: RedisSemaphoreHandle) {
             if (lease != null && !future.isCompletedExceptionally) {
                 val released = semaphore.client.background.future { withContext(NonCancellable) { semaphore.release(lease) } }
                 try {
-                    released.join()
-                } catch (e: Exception) {
-                    interrupt.addSuppressed(if (e is CompletionException) e.cause ?: e else e)
+                    released.get(WITHDRAWAL_WAIT.inWholeMilliseconds, TimeUnit.MILLISECONDS) // T1: then it goes on alone
+                } catch (e: java.util.concurrent.TimeoutException) {
+                    // not answered yet: the release goes on; the lease ends at its expiry at the latest (L3)
+                } catch (e: ExecutionException) {
+                    interrupt.addSuppressed(e.cause ?: e)
                 }
             }
         }
         val done = CompletableFuture<Unit>()
         job.invokeOnCompletion { done.complete(Unit) }
-        done.join() // uninterruptible: returns once the cancel script (or the release) was answered
+        // Uninterruptible: returns once the withdrawal was answered, or after WITHDRAWAL_WAIT (T1) while it goes on.
+        done.join()
     }
 
     private fun unchecked(t: Throwable): RuntimeException = when (t) {

@@ -1,54 +1,14 @@
 /*
  * A semaphore and a lock shared by many JVMs through one Redis server. The public contract is here and
  * in RedisLock.kt; RedisSemaphoreClient.kt holds the connections and the client's background work,
- * RedisSemaphoreHandle.kt the per-semaphore client side, and the server side is a set of Lua scripts
- * (the .lua resources in dev/semaphore/redis; head.lua describes the keys).
+ * RedisSemaphoreHandle.kt the per-semaphore client side, RedisConnections.kt how the connections are set
+ * up, and the server side is a set of Lua scripts (the .lua resources in dev/semaphore/redis; head.lua
+ * describes the keys).
  *
- * THE SERVER SIDE: the rules the scripts keep (the .lua files cite them).
- * R1  Time is the server's: every expiry and deadline is computed in a script from Redis's TIME.
- * R2  A semaphore is created by the first script that touches it, with the total its caller configured.
- *     Afterwards the total on the server stands: a caller configured with another total works with the
- *     server's (its client logs a warning naming both), and the total changes only by a resize (add,
- *     reduce, set), for every client at once. A reduction below what is held is a debt: releases repay
- *     it before anyone is granted.
- * R3  Strict FIFO, whole grants: a request is granted at once only if nobody is queued and it fits;
- *     otherwise it joins the line. After every change that frees permits, the head of the line is
- *     granted all its permits if they fit, then the next, and so on; the first that does not fit stops
- *     the loop (so a large request is never starved by small ones); a head larger than the total
- *     (after a reduction) fails instead, and its client is told why. Grants are published on the
- *     semaphore's channel. While queued, a request keeps its permits, its lease time and when it
- *     joined the line (so anyone can list the line: inspect.lua).
- * R4  Every grant is a lease: an id (the request's, which names its client, head.lua), a permit count,
- *     a fencing token (the semaphore's counter, incremented for every grant: strictly increasing across
- *     all grants, also across the semaphore's re-creation, R9) and an expiry. The server keeps all four
- *     while the lease lives, and nothing of it after (so anyone can list the holders: inspect.lua). A
- *     client counts a lease's time from a moment it knows to precede the grant (the sending of the last
- *     request that found it queued), so its count ends no later than the server's.
- * R5  Every script that may grant first ends the leases past their expiry and drops the queued requests
- *     past their heartbeat deadline (at most 100 of each per call: every call does bounded work), then
- *     grants what that freed (R3). One exception, the fast path of acquire: a request that fits while
- *     the expired leases still count as held needs none of their permits, and is granted without a
- *     purge (so at most the total's worth of expired leases waits for the next purge). Clients renew their live leases and send heartbeats for their queued
- *     requests, so only a dead (or cut off) holder or waiter loses its permits or its place.
- * R6  A command repeated by the connection (Lettuce sends an unanswered command again after a
- *     reconnect) runs before any later command of its client about the same request, because one
- *     connection keeps its commands in order; so it finds the request as its first run left it, gets
- *     the same answer and changes nothing more (a repeated acquire that was granted gets its grant,
- *     with its token, R4). The server keeps no record of ended requests (its
- *     memory is bounded by what is live); a request it does not know is "U", which the client reads by
- *     what it knows: a release of a lease that was live when the release was sent has succeeded (this is
- *     its repeat); otherwise the lease was lost. A resize is not idempotent by itself: the last 16
- *     resize ids are kept, and a repeated one changes nothing.
- * R7  Wake-ups are by pub/sub; the heartbeat of queued requests also answers where each one is, so a
- *     lost message delays a grant by at most one heartbeat interval.
- * R8  A request that gives up leaves the line; if it was granted in the same instant, a cancelled
- *     caller hands the lease back and a timed-out caller takes it (tryAcquire returns it). A grant is
- *     taken by its caller or handed back, never both, never neither.
- * R9  The keys of a semaphore expire when it has been idle (no live lease, no queued request) for its
- *     idle time, and the next use creates it again (R2). Its fencing counter then starts again at the
- *     server's time in microseconds, above every token it granted before: a semaphore cannot grant more
- *     than one lease per microsecond (each grant is a script run, which takes longer). This holds as
- *     long as the server's clock does not step back by more than the semaphore's idle time.
+ * The rules both sides keep are written once, in docs/redis-protocol.md: the server's (R1..R9), the
+ * client's request and lease state machines and what each answer means in each state, and the rules that
+ * hold under network faults (H1 the hand-over, K1..K3 the keeper, L1..L3 the release, T1..T2 timeouts and
+ * withdrawals, C1 the connections). The code and the scripts cite them by those names.
  */
 package dev.semaphore.redis
 
@@ -104,8 +64,11 @@ public interface RedisSemaphore {
      * @throws IllegalArgumentException if [permits] < 1 or more than the server's total (nothing is queued).
      * @throws IllegalStateException if the total is reduced below [permits] while it waits (it left the line).
      * @throws dev.semaphore.SemaphoreClosedException if this handle or its client is or becomes closed.
+     * A lease is returned only with at least [RedisSemaphoreConfig.renewInterval] left by the client's
+     * count: a grant that reached this client late is renewed first (H1 in docs/redis-protocol.md).
      * @throws QueuedRequestLostException if the server dropped the request from the line because its
-     *   heartbeats did not arrive (this client was cut off for longer than the waiter time to live).
+     *   heartbeats did not arrive (this client was cut off for longer than the waiter time to live), or
+     *   its grant reached this client after its lease had ended on the server (nothing is held).
      * @throws NotReplicatedException if [RedisSemaphoreConfig.replicaAcks] replicas did not acknowledge
      *   the grant in time (it was handed back). The same holds for [tryAcquire].
      */
@@ -119,7 +82,10 @@ public interface RedisSemaphore {
 
     /**
      * Waits at most [timeout] (coroutine time) for [permits] permits; null if the time ran out, with
-     * nothing held and nothing queued. A grant that raced the timeout is returned, not lost (R8).
+     * nothing held. It returns within [timeout] plus 100 ms whatever the network does (T1 in
+     * docs/redis-protocol.md): at the deadline the request is withdrawn, and if the server does not answer
+     * the withdrawal within 100 ms, it goes on in the background, so that the request leaves the line as
+     * soon as the server hears it. A grant that raced the timeout is returned, not lost (R8).
      * Zero or negative: as [tryAcquire]. The timeout comes first, as in `Semaphore.tryAcquire(timeout)`
      * of the core: `tryAcquire(5.seconds)` waits up to 5 s for one permit, `tryAcquire(5.seconds, 2)`
      * for two.
@@ -132,9 +98,10 @@ public interface RedisSemaphore {
      * @throws LeaseLostException if the lease had been lost (its permits already went to others).
      * @throws IllegalStateException if it was already released.
      * @throws IllegalArgumentException if [lease] belongs to another semaphore.
-     * @throws RedisUnavailableException if the server could not be reached. Renewals stopped at the
-     *   call, so the permits come back at the lease's expiry at the latest; [release] may be called
-     *   again to give them back sooner.
+     * @throws RedisUnavailableException if the server did not answer (within the client's command
+     *   timeout). Renewals stopped at the call, so the permits come back at the lease's expiry at the
+     *   latest, and the lease then ends as given back, not lost (L3 in docs/redis-protocol.md); [release]
+     *   may be called again to give them back sooner.
      */
     public suspend fun release(lease: Lease)
 
@@ -221,14 +188,21 @@ public class Lease internal constructor(
     /** The request's number in the line if it queued (the server's order of requests), 0 if granted at once. */
     @Volatile internal var queueNumber: Long = 0
 
-    /** Set by the first release call (cleared again if it could not reach the server). */
+    /** Set by a release call while it runs, and for good once one succeeded (cleared if it got no answer: L3). */
     internal val releasing = java.util.concurrent.atomic.AtomicBoolean()
 
-    /** Completes when the lease ends: normally once released, with LeaseLostException once lost. */
+    /**
+     * A release was sent (L3 in docs/redis-protocol.md): the lease is no longer renewed, so it ends at its expiry if no
+     * release is answered first, and it is not lost but given back; a later release that finds it gone has succeeded.
+     */
+    @Volatile internal var releaseTried: Boolean = false
+
+    /** Completes when the lease ends: normally once released (or given back at its expiry, L3), with LeaseLostException once lost. */
     internal val end: CompletableDeferred<Unit> = CompletableDeferred()
 
     @Volatile internal var lostWith: LeaseLostException? = null
 
+    /** Ends the lease normally: released, or (L3) given back at its expiry after a release that got no answer. */
     internal fun released() {
         end.complete(Unit)
     }
@@ -276,12 +250,16 @@ public class Lease internal constructor(
  *   lease, which ends [leaseTime] after its grant unless the holder calls `renew` (as Redisson's
  *   `lock(leaseTime, unit)`); the client still tells the holder when it ran out ([Lease.awaitEnd]).
  * @property renewInterval how often the client renews a lease; by default a third of [leaseTime] (it
- *   follows [leaseTime] until set).
+ *   follows [leaseTime] until set), and at most half of it. It is also the least time a lease has left,
+ *   by the client's count, when it is handed to its caller: a grant that arrives with less is renewed
+ *   first (docs/redis-protocol.md, H1).
  * @property waiterTimeToLive how long a queued request stays in line without a heartbeat; a dead
  *   waiter leaves the line after at most this.
  * @property heartbeatInterval how often this client sends the heartbeat of its queued requests, which
- *   also re-checks for a grant whose pub/sub message was lost; by default a fifth of
- *   [waiterTimeToLive] (it follows [waiterTimeToLive] until set).
+ *   also re-checks for a grant whose pub/sub message was lost; at most half of [waiterTimeToLive]. By
+ *   default a fifth of [waiterTimeToLive], and no more than half of `leaseTime - renewInterval` (it
+ *   follows both until set): a grant is counted from the request's last heartbeat, so a longer
+ *   interval makes more grants wait for a renewal before they are handed over.
  * @property idleExpiry how long the semaphore's keys stay on the server once nobody holds or waits on
  *   it (R9): they expire between [idleExpiry] and [idleExpiry] plus a minute (or plus [idleExpiry] if
  *   shorter) after the last deadline passed, that is the last lease's expiry (as last renewed) or the
@@ -295,8 +273,9 @@ public class Lease internal constructor(
  *   renewal is retried as if the server could not be reached. See docs/redis.md for what this does and
  *   does not protect against.
  * @property replicaTimeout how long to wait for [replicaAcks] replicas.
- * @throws IllegalArgumentException if a time is under 1 ms, an interval is not shorter than what it
- *   refreshes, or [replicaAcks] is negative; the message names the value.
+ * @throws IllegalArgumentException if a time is under its least value (2 ms, 1 ms for [idleExpiry] and
+ *   [replicaTimeout]), an interval is more than half of what it refreshes, or [replicaAcks] is
+ *   negative; the message names the value and which one to change.
  */
 public class RedisSemaphoreConfig private constructor(
     public val leaseTime: Duration,
@@ -334,19 +313,31 @@ public class RedisSemaphoreConfig private constructor(
     public constructor() : this(30.seconds, true, null, 10.seconds, null, 1.days, 0, 1.seconds)
 
     public val renewInterval: Duration = renewIntervalSet ?: (leaseTime / 3)
-    public val heartbeatInterval: Duration = heartbeatIntervalSet ?: (waiterTimeToLive / 5)
+
+    /**
+     * The default is a fifth of [waiterTimeToLive], but no more than half of what a lease has left when its renewal is
+     * due (`leaseTime - renewInterval`): a grant to a queued request is counted from its last heartbeat, and it is handed
+     * over without a renewal only with [renewInterval] left (docs/redis-protocol.md, H1).
+     */
+    public val heartbeatInterval: Duration = heartbeatIntervalSet ?: minOf(waiterTimeToLive / 5, (leaseTime - renewInterval) / 2)
 
     init {
         require(replicaAcks >= 0) { "replicaAcks must be 0 or more, was $replicaAcks" }
         require(replicaTimeout.inWholeMilliseconds >= 1) { "replicaTimeout must be at least 1ms, was $replicaTimeout" }
-        require(leaseTime.inWholeMilliseconds >= 1) { "leaseTime must be at least 1ms, was $leaseTime" }
-        require(waiterTimeToLive.inWholeMilliseconds >= 1) { "waiterTimeToLive must be at least 1ms, was $waiterTimeToLive" }
+        require(leaseTime.inWholeMilliseconds >= 2) { "leaseTime must be at least 2ms, was $leaseTime" }
+        require(waiterTimeToLive.inWholeMilliseconds >= 2) { "waiterTimeToLive must be at least 2ms, was $waiterTimeToLive" }
         require(idleExpiry.inWholeMilliseconds >= 1) { "idleExpiry must be at least 1ms, was $idleExpiry" }
-        require(renewInterval.isPositive() && renewInterval < leaseTime) {
-            "renewInterval must be positive and shorter than leaseTime ($leaseTime), was $renewInterval"
+        // K1 (docs/redis-protocol.md): a renewal is due renewInterval after the last one was sent, and it must be able to
+        // fail once and be tried again before the lease ends, so at most half of the lease time may pass before it.
+        require(renewInterval.isPositive() && renewInterval <= leaseTime / 2) {
+            "renewInterval must be positive and at most half of leaseTime ($leaseTime), so that a renewal that fails can be " +
+                "tried again before the lease ends; was $renewInterval: lower renewInterval or raise leaseTime"
         }
-        require(heartbeatInterval.isPositive() && heartbeatInterval < waiterTimeToLive) {
-            "heartbeatInterval must be positive and shorter than waiterTimeToLive ($waiterTimeToLive), was $heartbeatInterval"
+        // The same for a queued request's heartbeats (R5): one may be lost, and the next still arrives in time.
+        require(heartbeatInterval.isPositive() && heartbeatInterval <= waiterTimeToLive / 2) {
+            "heartbeatInterval must be positive and at most half of waiterTimeToLive ($waiterTimeToLive), so that a " +
+                "heartbeat that fails can be sent again before the request is dropped; was $heartbeatInterval: lower " +
+                "heartbeatInterval or raise waiterTimeToLive"
         }
     }
 

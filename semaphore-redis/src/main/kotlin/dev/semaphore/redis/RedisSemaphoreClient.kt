@@ -64,8 +64,10 @@ import kotlin.time.TimeSource
  *
  * Lettuce's failures do not reach the caller as such: a connection failure or a command timeout is a
  * [RedisUnavailableException] (with Lettuce's exception as cause), and so on (RedisSemaphoreExceptions.kt).
- * Lettuce's command timeout (60 s by default; `?timeout=2s` in the URI) bounds how long any call waits
- * for the server, except a wait in line.
+ * How long a call waits for the server (C1 in docs/redis-protocol.md): a timed acquire at most its timeout
+ * plus 100 ms, whatever the network does; a renewal, and `withPermit`'s release, at most what the lease has
+ * left; every other call at most the Lettuce client's command timeout (10 s for a client made by [connect]
+ * from a URI that sets none, `?timeout=2s` to change it). A wait in line has no limit but its caller's.
  */
 public class RedisSemaphoreClient internal constructor(
     /** The server(s), "host:port", for messages (never the URI: it may hold a password). */
@@ -90,6 +92,8 @@ public class RedisSemaphoreClient internal constructor(
     private val confirmations: Lazy<StatefulRedisConnection<String, String>>?,
     /** Closes what this client opened: its connections, and the Lettuce client if it made it. */
     private val shutdown: () -> Unit,
+    /** C1: takes each handle's timings (RedisConnections.kt): lowers the reconnect delay, or checks an application's client. */
+    private val admit: (RedisSemaphoreConfig) -> Unit,
 ) : AutoCloseable {
 
     /** Renewals, heartbeats and the Java forms' requests run here; cancelled by [close]. */
@@ -216,6 +220,7 @@ public class RedisSemaphoreClient internal constructor(
             "replicaAcks (${config.replicaAcks}) is not supported on a Redis Cluster client; use 0"
         }
         if (closed) throw closedException()
+        admit(config)
         return config
     }
 
@@ -408,9 +413,12 @@ public class RedisSemaphoreClient internal constructor(
     private val keeperWake = Channel<Unit>(Channel.CONFLATED)
     private val keeperStarted = AtomicBoolean()
 
-    /** Starts keeping [lease] alive: renewed in the background, or watched until its fixed time runs out. */
+    /** The keeper's looks at leases so far (for tests: a lease is looked at about once per renewInterval, K2, K3). */
+    internal val looks = AtomicLong()
+
+    /** Starts keeping [lease] alive: renewed in the background, or watched until its fixed time runs out (K2). */
     internal fun hold(lease: Lease, semaphore: RedisSemaphoreHandle) {
-        val entry = Kept(lease, semaphore, semaphore.firstLook(lease))
+        val entry = Kept(lease, semaphore, semaphore.nextLook(lease))
         kept[lease.id] = entry
         lease.end.invokeOnCompletion { cause ->
             kept.remove(lease.id, entry)
@@ -426,9 +434,34 @@ public class RedisSemaphoreClient internal constructor(
         if (next == null || due < next) keeperWake.trySend(Unit)
     }
 
-    /** After a release of [lease] was attempted: no more renewals; if it is not ended, it is lost at its expiry. */
+    /** After a release of [lease] was attempted: no more renewals; if no release is answered, it ends at its expiry (L3). */
     internal fun stopRenewing(lease: Lease) {
         kept[lease.id]?.watchOnly = true
+    }
+
+    /** The keeper looks at [entry] no more: its count ran out while its release is under way, which settles it (K3). */
+    internal fun forget(entry: Kept) {
+        kept.remove(entry.lease.id, entry)
+    }
+
+    /** Background withdrawals under way (T2): at most [MAX_WITHDRAWALS]. */
+    private val withdrawals = java.util.concurrent.atomic.AtomicInteger()
+
+    /** The number of background withdrawals under way (for tests: bounded state). */
+    internal val withdrawalCount: Int get() = withdrawals.get()
+
+    /**
+     * T2: finishes the withdrawal of the request (or lease) [id] of [semaphore] in the background: see
+     * [RedisSemaphoreHandle.withdrawLater]. Beyond [MAX_WITHDRAWALS] at once, [attempt] is left as it is and nothing is
+     * sent again: the server ends the request after waiterTimeToLive and a lease at its expiry by itself.
+     */
+    internal fun finishWithdrawal(semaphore: RedisSemaphoreHandle, id: String, permits: Int, attempt: kotlinx.coroutines.Deferred<List<Any?>>?) {
+        if (withdrawals.incrementAndGet() > MAX_WITHDRAWALS) {
+            withdrawals.decrementAndGet()
+            return
+        }
+        val job = background.launch { semaphore.withdrawLater(id, permits, attempt) }
+        job.invokeOnCompletion { withdrawals.decrementAndGet() }
     }
 
     /** The keeper: looks at every kept lease that is due (each look in a coroutine of its own), then sleeps until the next is. */
@@ -440,6 +473,7 @@ public class RedisSemaphoreClient internal constructor(
                 if (entry.busy) continue
                 if (entry.dueAt.hasPassedNow()) {
                     entry.busy = true
+                    looks.incrementAndGet()
                     background.launch {
                         try {
                             entry.semaphore.look(entry)
@@ -585,7 +619,10 @@ public class RedisSemaphoreClient internal constructor(
 
     public companion object {
         /** The error replies that mean "not now" rather than "no": the server is loading, busy, or between masters. */
-        private val UNAVAILABLE_REPLIES = listOf("LOADING ", "BUSY ", "CLUSTERDOWN ", "TRYAGAIN ", "MASTERDOWN ")
+        private val UNAVAILABLE_REPLIES = listOf("LOADING ", "BUSY ", "CLUSTERDOWN ", "TRYAGAIN ", "MASTERDOWN ", "READONLY ")
+
+        /** The most background withdrawals (T2) a client runs at once. */
+        private const val MAX_WITHDRAWALS = 10_000
 
         private const val WARNED_NAMES_MAX = 1000
 
@@ -596,9 +633,11 @@ public class RedisSemaphoreClient internal constructor(
         private val LINGER = 5.seconds
 
         /**
-         * Connects to the Redis server at [redisUri], e.g. `redis://127.0.0.1:6379`, or
-         * `redis://127.0.0.1:6379?timeout=5s` to bound every command's wait for the server at 5 s
-         * (Lettuce's default: 60 s). The client made here is closed with the returned one.
+         * Connects to the Redis server at [redisUri], e.g. `redis://127.0.0.1:6379`. The Lettuce client made
+         * here (closed with the returned one) is set up for leases (C1 in docs/redis-protocol.md): a call that
+         * has no timeout of its own waits for the server at most 10 s, or what `?timeout=5s` says; TCP keepalive
+         * is on; and a dropped connection is tried again after 10 ms, then at doubling delays up to at most 1 s
+         * and a quarter of what the leases of its semaphores allow.
          * `?clientName=billing-1` names the connections (`CLIENT SETNAME`) and the client ([clientName]).
          * @throws IllegalArgumentException if [redisUri] is not a Redis URI, or its client name is not
          *   1 to 64 characters from `!` to `~`.
@@ -606,10 +645,13 @@ public class RedisSemaphoreClient internal constructor(
          */
         @JvmStatic
         public fun connect(redisUri: String): RedisSemaphoreClient {
-            val uri = RedisURI.create(redisUri)
+            val uri = withDefaultTimeout(RedisURI.create(redisUri), redisUri)
             uri.clientName?.let { RequestIds.checkName(it) }
-            val redis = RedisClient.create(uri)
-            return standalone(redis, "${uri.host}:${uri.port}", closeClient = true)
+            val delay = LeasePacedDelay()
+            val resources = pacedResources(delay)
+            val redis = RedisClient.create(resources, uri)
+            redis.options = standaloneOptions()
+            return standalone(redis, "${uri.host}:${uri.port}", closeClient = true, delay::admit) { resources.shutdown() }
         }
 
         /**
@@ -617,18 +659,39 @@ public class RedisSemaphoreClient internal constructor(
          * authentication, resources and timeouts): opens two connections of its own (three with
          * replicaAcks), which [close] closes. [redisClient] stays the application's: close it after this.
          * The client's name ([clientName]) is that of the connections it makes (its URI's `clientName`).
-         * @throws IllegalArgumentException if that name is longer than 64 characters.
+         *
+         * Its settings stand, with two checks (C1 in docs/redis-protocol.md): it must reconnect by itself
+         * (auto-reconnect, Lettuce's default), and its reconnect delay must stay short enough for the leases of
+         * each semaphore made on it ([semaphore] and [lock] refuse a configuration it does not fit: Lettuce's
+         * default delay grows to 30 s; the message says what to build the client with). Its command timeout
+         * (Lettuce's default: 60 s) bounds the calls that have no timeout of their own; timed calls, renewals and
+         * `withPermit`'s release keep their own bounds. Lettuce's other options do not affect the guarantees
+         * (a command that fails is withdrawn on the server, R8). TCP keepalive is the application's to turn on
+         * (`SocketOptions.KeepAliveOptions`): without it a connection to a server that vanished is found only
+         * when a command times out.
+         * @throws IllegalArgumentException if that name is longer than 64 characters, or [redisClient] does not
+         *   reconnect by itself.
          * @throws RedisUnavailableException if the server cannot be reached (Lettuce's exception is its cause).
          */
         @JvmStatic
-        public fun connect(redisClient: RedisClient): RedisSemaphoreClient = standalone(redisClient, "the server of $redisClient", closeClient = false)
+        public fun connect(redisClient: RedisClient): RedisSemaphoreClient {
+            val admit = checkApplicationClient(redisClient)
+            return standalone(redisClient, "the server of $redisClient", closeClient = false, admit) {}
+        }
 
-        private fun standalone(redis: RedisClient, servers: String, closeClient: Boolean): RedisSemaphoreClient {
+        private fun standalone(
+            redis: RedisClient,
+            servers: String,
+            closeClient: Boolean,
+            admit: (RedisSemaphoreConfig) -> Unit,
+            afterShutdown: () -> Unit,
+        ): RedisSemaphoreClient {
             val opened = mutableListOf<StatefulConnection<*, *>>()
             val confirmations = lazy { redis.connect().also { synchronized(opened) { opened += it } } }
             val shutdown = {
                 if (confirmations.isInitialized()) confirmations.value.close()
                 if (closeClient) redis.shutdown()
+                afterShutdown()
             }
             return connecting(servers, shutdown) {
                 val commands = redis.connect()
@@ -638,7 +701,7 @@ public class RedisSemaphoreClient internal constructor(
                     commands.close()
                     throw e
                 }
-                RedisSemaphoreClient(servers, name, commands, commands.async(), pubSub, sharded = false, confirmations, shutdown)
+                RedisSemaphoreClient(servers, name, commands, commands.async(), pubSub, sharded = false, confirmations, shutdown, admit)
             }
         }
 
@@ -658,7 +721,8 @@ public class RedisSemaphoreClient internal constructor(
          * node that serves it. On Redis 7 and later, grants are published with sharded pub/sub (`SPUBLISH`),
          * which reaches only the nodes of that slot's shard; on older servers with `PUBLISH`, which the
          * cluster delivers to every node. [RedisSemaphoreConfig.replicaAcks] is not supported here.
-         * The URIs' `?clientName=` names the connections and the client, as in [connect].
+         * The URIs' `?clientName=` names the connections and the client, and the Lettuce client made here is
+         * set up as in [connect] (its timeout: the first URI's `?timeout=`, else 10 s).
          * @throws IllegalArgumentException if no URI is given, one is not a Redis URI, or its client name
          *   is not 1 to 64 characters from `!` to `~`.
          * @throws RedisUnavailableException if the cluster cannot be reached (Lettuce's exception is its cause).
@@ -666,25 +730,42 @@ public class RedisSemaphoreClient internal constructor(
         @JvmStatic
         public fun connectCluster(vararg redisUris: String): RedisSemaphoreClient {
             require(redisUris.isNotEmpty()) { "at least one node's URI is needed, was none" }
-            val uris = redisUris.map { RedisURI.create(it) }
+            val uris = redisUris.map { withDefaultTimeout(RedisURI.create(it), it) }
             for (uri in uris) uri.clientName?.let { RequestIds.checkName(it) }
-            val cluster = RedisClusterClient.create(uris)
-            return cluster(cluster, uris.joinToString(",", "cluster[", "]") { "${it.host}:${it.port}" }, closeClient = true)
+            val delay = LeasePacedDelay()
+            val resources = pacedResources(delay)
+            val cluster = RedisClusterClient.create(resources, uris)
+            cluster.setOptions(clusterOptions())
+            val servers = uris.joinToString(",", "cluster[", "]") { "${it.host}:${it.port}" }
+            return cluster(cluster, servers, closeClient = true, delay::admit) { resources.shutdown() }
         }
 
         /**
          * Connects through [clusterClient], a Lettuce cluster client the application already has: as
          * [connectCluster], with two connections of its own that [close] closes; [clusterClient] stays
-         * the application's. The client's name is that of the connections it makes, as in [connect].
-         * @throws IllegalArgumentException if that name is longer than 64 characters.
+         * the application's. The client's name is that of the connections it makes, as in [connect]. It is
+         * checked as in `connect(RedisClient)`.
+         * @throws IllegalArgumentException if that name is longer than 64 characters, or [clusterClient] does
+         *   not reconnect by itself.
          * @throws RedisUnavailableException if the cluster cannot be reached (Lettuce's exception is its cause).
          */
         @JvmStatic
-        public fun connectCluster(clusterClient: RedisClusterClient): RedisSemaphoreClient =
-            cluster(clusterClient, "the cluster of $clusterClient", closeClient = false)
+        public fun connectCluster(clusterClient: RedisClusterClient): RedisSemaphoreClient {
+            val admit = checkApplicationClient(clusterClient)
+            return cluster(clusterClient, "the cluster of $clusterClient", closeClient = false, admit) {}
+        }
 
-        private fun cluster(cluster: RedisClusterClient, servers: String, closeClient: Boolean): RedisSemaphoreClient {
-            val shutdown = { if (closeClient) cluster.shutdown() }
+        private fun cluster(
+            cluster: RedisClusterClient,
+            servers: String,
+            closeClient: Boolean,
+            admit: (RedisSemaphoreConfig) -> Unit,
+            afterShutdown: () -> Unit,
+        ): RedisSemaphoreClient {
+            val shutdown = {
+                if (closeClient) cluster.shutdown()
+                afterShutdown()
+            }
             return connecting(servers, shutdown) {
                 val commands = cluster.connect()
                 val (name, pubSub) = try {
@@ -694,7 +775,7 @@ public class RedisSemaphoreClient internal constructor(
                     commands.close()
                     throw e
                 }
-                RedisSemaphoreClient(servers, name, commands, commands.async(), pubSub.first, pubSub.second, null, shutdown)
+                RedisSemaphoreClient(servers, name, commands, commands.async(), pubSub.first, pubSub.second, null, shutdown, admit)
             }
         }
 

@@ -21,8 +21,8 @@ import kotlinx.coroutines.ExperimentalCoroutinesApi
 /**
  * An operational failure of a distributed semaphore or lock: Redis, the network, or the replicas did
  * not do what the call needed. Each cause has its own subtype; this type itself is thrown for any
- * other error reply of the server (for example `READONLY` from a replica, `OOM`, `NOPERM`), with
- * Lettuce's exception as [cause]. Unchecked; not an [IllegalStateException].
+ * other error reply of the server (for example `OOM`, `NOPERM`), with Lettuce's exception as [cause].
+ * Unchecked; not an [IllegalStateException].
  *
  * What to do depends on the subtype: see each one. Nothing here means the caller misused the API.
  */
@@ -87,15 +87,18 @@ public class WrongClusterNodeException(message: String, cause: Throwable? = null
 
 /**
  * The server could not be reached or could not serve now: Lettuce could not connect, a command got
- * no answer within Lettuce's command timeout (60 s unless the URI sets `?timeout=`), or the server
- * answered that it cannot serve yet (`LOADING`, `BUSY`, `CLUSTERDOWN`, `TRYAGAIN`, `MASTERDOWN`).
- * [cause] is Lettuce's exception.
+ * no answer within the client's command timeout (10 s for a client made from a URI that sets no
+ * `?timeout=`), or the server answered that it cannot serve now (`LOADING`, `BUSY`, `CLUSTERDOWN`,
+ * `TRYAGAIN`, `MASTERDOWN`, or `READONLY`: the client still talks to a replica, or to a master that a
+ * failover demoted). [cause] is Lettuce's exception.
  *
- * What the failed call left: an `acquire`/`tryAcquire`/`lock` holds nothing (its request was withdrawn
- * if the server could be told; otherwise the server drops it after `waiterTimeToLive`, and hands a
- * grant it made meanwhile back after `leaseTime`). A failed `release` leaves the lease held until its
- * expiry (you may call `release` again). A failed `renew` did not extend the lease; `withPermit` keeps
- * renewing through these failures and throws [LeaseLostException] only once the lease must have ended.
+ * What the failed call left: an `acquire`/`tryAcquire`/`lock` holds nothing (its request is withdrawn,
+ * in the background once the server answers again; otherwise the server drops it after
+ * `waiterTimeToLive`, and a grant it made meanwhile ends at its expiry). A failed `release` stopped the
+ * lease's renewals: its permits come back at its expiry at the latest, the lease then ends as given back
+ * (not lost), and you may call `release` again to give them back sooner. A failed `renew` did not extend
+ * the lease; the client's own renewals go on through these failures, and the holder gets
+ * [LeaseLostException] only once the lease must have ended.
  * What to do: retry later, with a backoff; Lettuce reconnects by itself.
  */
 public class RedisUnavailableException(message: String, cause: Throwable? = null) : RedisSemaphoreException(message, cause) {

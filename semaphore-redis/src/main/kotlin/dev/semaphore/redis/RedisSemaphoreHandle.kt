@@ -3,7 +3,9 @@ package dev.semaphore.redis
 import dev.semaphore.SemaphoreClosedException
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Deferred
 import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
@@ -11,11 +13,12 @@ import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeoutOrNull
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.TimeMark
 import kotlin.time.TimeSource
 
 /**
- * A view of one semaphore on the server: it sends one script per operation (the rules are R1..R9 in
- * RedisSemaphore.kt). It keeps nothing in the client but its own waiters' ids (to fail them on
+ * A view of one semaphore on the server: it sends one script per operation (the rules are in
+ * docs/redis-protocol.md). It keeps nothing in the client but its own waiters' ids (to fail them on
  * [close]); the client keeps the lines (subscriptions, heartbeats) and the leases' renewals.
  */
 internal class RedisSemaphoreHandle(
@@ -50,11 +53,12 @@ internal class RedisSemaphoreHandle(
             val id = client.newRequestId()
             try {
                 val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
-                return grantedAtOnce(id, permits, reply, sent)
+                val lease = grantedAtOnce(id, permits, reply, sent) ?: return null
+                return handOver(ready(lease, reply as? List<Any?>), 0)
             } catch (e: AskAgain) {
                 continue
-            } catch (e: Throwable) { // cancelled, or not replicated: a grant is handed back (R8)
-                handBack(id, permits, e)
+            } catch (e: Throwable) { // cancelled, not replicated, unreachable: a grant is handed back (R8)
+                withdrawAfter(e, id, permits)
                 throw e
             }
         }
@@ -66,11 +70,11 @@ internal class RedisSemaphoreHandle(
      * R6, and its token was not kept) is handed back, and [AskAgain] is thrown: the caller asks again
      * with a new id.
      */
-    private suspend fun grantedAtOnce(id: String, permits: Int, reply: Any?, sent: kotlin.time.TimeMark): Lease? {
-        if (reply is Long) return granted(Lease(name, id, permits, reply, sent + config.leaseTime), null)
+    private suspend fun grantedAtOnce(id: String, permits: Int, reply: Any?, sent: TimeMark): Lease? {
+        if (reply is Long) return Lease(name, id, permits, reply, sent + config.leaseTime)
         val place = reply as List<*>
         return when (place[0]) {
-            "G" -> granted(leaseOf(name, id, list(place), sent), list(place))
+            "G" -> leaseOf(name, id, list(place), sent)
             "A" -> {
                 script(Script.cancel, id, permits.toString(), "1")
                 throw AskAgain
@@ -87,70 +91,95 @@ internal class RedisSemaphoreHandle(
     override suspend fun tryAcquire(timeout: Duration, permits: Int): Lease? =
         if (timeout.isPositive()) request(permits, timeout) else tryAcquire(permits)
 
-    /** Joins the line; waits without limit (null [timeout]) or at most [timeout]. */
+    /** Joins the line; waits without limit (null [timeout]) or at most [timeout] (T1). */
     private suspend fun request(permits: Int, timeout: Duration?): Lease? {
         checkRequest(permits)
+        val deadline = timeout?.let { TimeSource.Monotonic.markNow() + it }
         while (true) {
             try {
-                return requestOnce(permits, timeout)
+                return requestOnce(permits, deadline)
             } catch (e: AskAgain) {
                 continue
             }
         }
     }
 
-    private suspend fun requestOnce(permits: Int, timeout: Duration?): Lease? {
-        val id = client.newRequestId()
-        val sent = TimeSource.Monotonic.markNow()
-        val waiter = client.expect(id, sent)
+    /** One request while it is made: what the server said of it so far. */
+    private class Request(val id: String, val permits: Int) {
+        /** Its number in the line, once queued (0 if granted at once, or a repeat, R6). */
+        var queueNumber = 0L
+
+        /** Between [RedisSemaphoreClient.joinLine] and [RedisSemaphoreClient.leaveLine]. */
         var inLine = false
+
+        /** Its lease once it may be handed over (H1): set before the wait for it can time out. */
+        @Volatile var ready: Lease? = null
+    }
+
+    /**
+     * One request, waiting for its grant until [deadline] (none: without limit). At the deadline the wait stops wherever it
+     * is (the acquire script, the subscription, the line, the hand-over's renewal), and the request is withdrawn (T1).
+     */
+    private suspend fun requestOnce(permits: Int, deadline: TimeMark?): Lease? {
+        val request = Request(client.newRequestId(), permits)
+        val sent = TimeSource.Monotonic.markNow()
+        val waiter = client.expect(request.id, sent)
         try {
-            val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
-            grantedAtOnce(id, permits, reply, sent)?.let { return it }
-            val place = list(reply as List<*>)
-            check(place[0] == "Q") { "unexpected answer to a request for $permits permits of $name: $place" }
-            warnIfResized(place.getOrNull(2))
-            val queueNumber = place.getOrNull(1) as? Long ?: 0L // none if this is a repeat (R6)
-            synchronized(mine) { mine += id }
-            val subscribedBefore = client.joinLine(channel, id, sent, this)
-            inLine = true
-            if (!subscribedBefore) { // a grant published before the subscription may be lost
-                try {
-                    client.awaitSubscribed(channel)
-                    val asked = TimeSource.Monotonic.markNow()
-                    settle(waiter, asked, list(script(Script.heartbeat, "-", waiterTtlMs, id))[0] as List<*>)
-                } catch (e: CancellationException) {
-                    throw e
-                } catch (e: Exception) {
-                    // The server is out of reach now: the request stays in line, and the heartbeats, which
-                    // also say where it is (R7), find its grant once the server answers again.
-                }
+            if (deadline == null) {
+                waitForGrant(request, waiter, sent)
+            } else {
+                // The lease goes out through request.ready, never as the block's value: a timeout that fires just as
+                // the block returns would drop that value, and with it a granted lease.
+                withTimeoutOrNull(-deadline.elapsedNow()) { waitForGrant(request, waiter, sent) }
             }
-            if (closed) waiter.grant.completeExceptionally(closedException())
-            val grant = if (timeout == null) waiter.grant.await() else withTimeoutOrNull(timeout) { waiter.grant.await() }
-            if (grant != null) {
-                return granted(placeLease(id, permits, grant.first, grant.second), grant.first)
-                    .also { it.queueNumber = queueNumber }
-            }
-            // Timed out: leave the line, taking a grant that won the race (R8).
-            val sentCancel = TimeSource.Monotonic.markNow()
-            val answer = withContext(NonCancellable) { list(script(Script.cancel, id, permits.toString(), "0")) }
-            if (answer[0] != "G") return null
-            return granted(leaseOf(name, id, answer, sentCancel), answer).also { it.queueNumber = queueNumber }
+            val lease = request.ready ?: return withdrawTimedOut(request)
+            return handOver(lease, request.queueNumber)
         } catch (e: AskAgain) {
             throw e
         } catch (e: Throwable) {
-            handBack(id, permits, e)
+            withdrawAfter(e, request.id, permits)
             throw e
         } finally {
-            client.stopExpecting(id)
-            synchronized(mine) { mine -= id }
-            if (inLine) client.leaveLine(channel, id, this)
+            client.stopExpecting(request.id)
+            synchronized(mine) { mine -= request.id }
+            if (request.inLine) client.leaveLine(channel, request.id, this)
         }
     }
 
+    /** Sends [request], joins the line if it was not granted at once, and waits for its grant; sets [Request.ready]. */
+    private suspend fun waitForGrant(request: Request, waiter: RedisSemaphoreClient.Waiter, sent: TimeMark) {
+        val (id, permits) = request.id to request.permits
+        val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
+        grantedAtOnce(id, permits, reply, sent)?.let {
+            request.ready = ready(it, reply as? List<Any?>)
+            return
+        }
+        val place = list(reply as List<*>)
+        check(place[0] == "Q") { "unexpected answer to a request for $permits permits of $name: $place" }
+        warnIfResized(place.getOrNull(2))
+        request.queueNumber = place.getOrNull(1) as? Long ?: 0L // none if this is a repeat (R6)
+        synchronized(mine) { mine += id }
+        val subscribedBefore = client.joinLine(channel, id, sent, this)
+        request.inLine = true
+        if (!subscribedBefore) { // a grant published before the subscription may be lost
+            try {
+                client.awaitSubscribed(channel)
+                val asked = TimeSource.Monotonic.markNow()
+                settle(waiter, asked, list(script(Script.heartbeat, "-", waiterTtlMs, id))[0] as List<*>)
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                // The server is out of reach now: the request stays in line, and the heartbeats, which
+                // also say where it is (R7), find its grant once the server answers again.
+            }
+        }
+        if (closed) waiter.grant.completeExceptionally(closedException())
+        val (granted, anchor) = waiter.grant.await()
+        request.ready = ready(placeLease(id, permits, granted, anchor), granted)
+    }
+
     /** The lease of a grant that reached a waiter (a request for [permits]), or the failure the server gave instead (R3). */
-    private fun placeLease(id: String, permits: Int, place: List<Any?>, anchor: kotlin.time.TimeMark): Lease = when (place[0]) {
+    private fun placeLease(id: String, permits: Int, place: List<Any?>, anchor: TimeMark): Lease = when (place[0]) {
         "G" -> leaseOf(name, id, place, anchor)
         "E" -> throw IllegalStateException(
             "the request $id for $permits permits of $name can never be granted: the semaphore's total was reduced " +
@@ -164,60 +193,128 @@ internal class RedisSemaphoreHandle(
      * grant is counted from [sent]; or granted (the server counted its remaining time when the heartbeat
      * ran, after [sent]); or ended.
      */
-    private fun settle(waiter: RedisSemaphoreClient.Waiter, sent: kotlin.time.TimeMark, place: List<*>) {
+    private fun settle(waiter: RedisSemaphoreClient.Waiter, sent: TimeMark, place: List<*>) {
         @Suppress("UNCHECKED_CAST")
         val p = place as List<Any?>
         if (p[0] == "Q") waiter.anchor = sent else waiter.grant.complete(p to sent)
     }
 
-    /** Sends the heartbeat of the queued requests [ids] (of this line and timing) and settles those that moved (R5, R7). */
+    /**
+     * Sends the heartbeats of the queued requests [ids] (of this line and timing), at most [HEARTBEAT_IDS] per script
+     * (R5), and settles those that moved (R7).
+     */
     suspend fun heartbeat(ids: Array<String>) {
-        val sent = TimeSource.Monotonic.markNow()
-        val places = try {
-            list(script(Script.heartbeat, "-", waiterTtlMs, *ids))
-        } catch (e: CancellationException) {
-            throw e
-        } catch (e: Exception) {
-            return // unreachable now; the requests stay in line until waiterTimeToLive
-        }
-        for ((i, place) in places.withIndex()) {
-            settle(client.waiterFor(ids[i]) ?: continue, sent, place as List<*>)
+        for (chunk in ids.asList().chunked(HEARTBEAT_IDS)) {
+            val sent = TimeSource.Monotonic.markNow()
+            val places = try {
+                list(script(Script.heartbeat, "-", waiterTtlMs, *chunk.toTypedArray()))
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                return // unreachable now; the requests stay in line until waiterTimeToLive
+            }
+            for ((i, place) in places.withIndex()) {
+                settle(client.waiterFor(chunk[i]) ?: continue, sent, place as List<*>)
+            }
         }
     }
 
     /**
-     * After a request failed with [e] (cancelled, not replicated, or the server unreachable): leaves the
-     * line, handing back a grant it may have had (R8). If the server cannot be reached, the request is
-     * dropped after waiterTimeToLive, a grant after leaseTime.
+     * H1 (docs/redis-protocol.md): [lease], granted by the reply [place], once it may go to its caller. A lease is handed
+     * over only with at least renewInterval left by the client's count: a grant with less (it reached this client late,
+     * after a partition or a pause, or its last heartbeat is older than the lease allows) is renewed first, which gives
+     * it a fresh count, or finds that it ended on the server: then the request failed, with nothing held
+     * ([QueuedRequestLostException]). With replicaAcks, every grant is renewed first: that renewal is the replicas'
+     * confirmation ([NotReplicatedException] if they did not confirm in time; the caller hands the grant back).
      */
-    private suspend fun handBack(id: String, permits: Int, e: Throwable) = withContext(NonCancellable) {
+    private suspend fun ready(lease: Lease, place: List<Any?>?): Lease {
+        if (place != null && place.size > 4) warnIfResized(place[4]) else client.checkTotalOnce(this)
+        if (config.replicaAcks == 0 && lease.remaining >= config.renewInterval) return lease
         try {
-            script(Script.cancel, id, permits.toString(), "1")
+            renewOnce(lease)
+        } catch (e: LeaseLostException) {
+            throw QueuedRequestLostException(
+                "the grant of ${lease.permits} permits of $name (${lease.id}) reached this client with " +
+                    "${lease.remaining} left by its count, and had already ended on the server when it was renewed " +
+                    "(this client could not hear the server for longer than the lease time, ${config.leaseTime}); nothing is held",
+                e,
+            )
+        } catch (e: NotReplicatedException) {
+            throw NotReplicatedException(
+                "the grant of ${lease.permits} permits of $name (${lease.id}) was not acknowledged " +
+                    "by ${config.replicaAcks} replicas within ${config.replicaTimeout} (${e.message}); it was handed back",
+                e,
+            )
+        }
+        return lease
+    }
+
+    /** Gives [lease] (ready, H1) to its caller: from now on the client keeps it (K2). Does not suspend. */
+    private fun handOver(lease: Lease, queueNumber: Long): Lease {
+        lease.queueNumber = queueNumber
+        client.hold(lease, this)
+        return lease
+    }
+
+    /**
+     * T1: a timed request whose time ran out. It is withdrawn, taking a grant that won the race (R8) if that grant may
+     * be handed over at once (renewInterval left by the count from the withdrawal's sending, and no replicas to wait
+     * for); the caller waits for the answer at most [WITHDRAWAL_WAIT], then gets null while the withdrawal goes on (T2).
+     */
+    private suspend fun withdrawTimedOut(request: Request): Lease? {
+        val sent = TimeSource.Monotonic.markNow()
+        val answer = withdraw(request.id, request.permits, keepGrant = config.replicaAcks == 0) ?: return null
+        if (answer[0] != "G") return null
+        val lease = leaseOf(name, request.id, answer, sent)
+        if (lease.remaining < config.renewInterval) {
+            client.finishWithdrawal(this, lease.id, lease.permits, null)
+            return null
+        }
+        return handOver(lease, request.queueNumber)
+    }
+
+    /** After a request failed with [e] (cancelled, not replicated, unreachable): withdraws it, handing back a grant (R8, T1). */
+    private suspend fun withdrawAfter(e: Throwable, id: String, permits: Int) {
+        try {
+            withdraw(id, permits, keepGrant = false)
         } catch (secondary: Exception) {
             if (secondary !== e) e.addSuppressed(secondary)
         }
     }
 
     /**
-     * [lease], granted by the reply [place], once it may be returned to its caller: confirmed by
-     * replicas if config.replicaAcks > 0 (a renewal that restarts its expiry; NotReplicatedException if
-     * they did not in time, and the caller hands the grant back), then kept alive by the client (R4).
+     * Sends the withdrawal of the request [id] for [permits] (cancel.lua: out of the line; a grant handed back, or with
+     * [keepGrant] kept and answered as a place {"G", ...}) and waits for its answer at most [WITHDRAWAL_WAIT], even if
+     * the caller is cancelled. Returns the answer, or null if none came in time: then the withdrawal goes on in the
+     * background (T2), and a grant it answers later is handed back. Throws what the withdrawal failed with in time.
      */
-    private suspend fun granted(lease: Lease, place: List<Any?>?): Lease {
-        if (place != null && place.size > 4) warnIfResized(place[4]) else client.checkTotalOnce(this)
-        if (config.replicaAcks > 0) {
-            try {
-                renew(lease)
-            } catch (e: NotReplicatedException) {
-                throw NotReplicatedException(
-                    "the grant of ${lease.permits} permits of $name (${lease.id}) was not acknowledged " +
-                        "by ${config.replicaAcks} replicas within ${config.replicaTimeout} (${e.message}); it was handed back",
-                    e,
-                )
-            }
+    private suspend fun withdraw(id: String, permits: Int, keepGrant: Boolean): List<Any?>? = withContext(NonCancellable) {
+        val attempt = client.background.async { list(script(Script.cancel, id, permits.toString(), if (keepGrant) "0" else "1")) }
+        withTimeoutOrNull(WITHDRAWAL_WAIT) { attempt.join() }
+        if (attempt.isCompleted) {
+            attempt.await() // at once: it completed (throws what it failed with)
+        } else {
+            client.finishWithdrawal(this@RedisSemaphoreHandle, id, permits, attempt)
+            null
         }
-        client.hold(lease, this)
-        return lease
+    }
+
+    /**
+     * T2: what [withdraw] leaves to the background: waits for [attempt] (if any), hands back a grant it answers, and sends
+     * the withdrawal (handing back) again every heartbeatInterval while it fails, until the server must have ended the
+     * request and any grant by itself (waiterTimeToLive + leaseTime from now).
+     */
+    suspend fun withdrawLater(id: String, permits: Int, attempt: Deferred<List<Any?>>?) {
+        val until = TimeSource.Monotonic.markNow() + config.waiterTimeToLive + config.leaseTime
+        var answer: List<Any?>? = attempt?.let { runCatching { it.await() }.getOrNull() }
+        while (true) {
+            if (answer != null && answer[0] != "G") return // gone, or handed back ("G" only from a withdrawal that kept it)
+            if (answer == null) {
+                if (until.hasPassedNow() || client.isClosed) return
+                if (attempt != null) delay(config.heartbeatInterval)
+            }
+            answer = runCatching { list(script(Script.cancel, id, permits.toString(), "1")) }.getOrNull()
+        }
     }
 
     private fun warnIfResized(total: Any?) {
@@ -225,37 +322,47 @@ internal class RedisSemaphoreHandle(
         if (onServer != configuredPermits) client.warnTotal(name, configuredPermits, onServer)
     }
 
-    /** When the client's keeper first looks at [lease]: its first renewal, or (a fixed lease) its expiry. */
-    fun firstLook(lease: Lease): TimeSource.Monotonic.ValueTimeMark =
-        TimeSource.Monotonic.markNow() + if (config.autoRenew) config.renewInterval else lease.remaining
+    /**
+     * K2: when the client's keeper next looks at [lease]. An autoRenew lease: when its count has dropped to
+     * `leaseTime - renewInterval`, so renewInterval after its last renewal was sent, and at once for a grant that
+     * arrived with less (H1 leaves it at least renewInterval); a fixed lease: at its end.
+     */
+    fun nextLook(lease: Lease): TimeSource.Monotonic.ValueTimeMark =
+        TimeSource.Monotonic.markNow() + if (config.autoRenew) lease.remaining - (config.leaseTime - config.renewInterval) else lease.remaining
 
     /**
-     * The keeper's look at a kept lease that is due: renews it ([RedisSemaphoreConfig.autoRenew]), or,
-     * for a fixed lease or one whose release was attempted, checks whether its time ran out. If it is
-     * lost, says so (Lease.end fails with LeaseLostException, unless a release is under way). Sets when
-     * to look next: after renewInterval, sooner while renewals fail (until the lease must have ended).
+     * The keeper's look at a kept lease that is due (K2, K3): renews it ([RedisSemaphoreConfig.autoRenew]), or, for a
+     * fixed lease or one whose release was tried, checks whether its time ran out. Sets when to look next: [nextLook]
+     * after a renewal, sooner while renewals fail, until the count runs out; then the lease is lost (its holder told)
+     * and handed back on the server in the background, so that a renewal still on its way cannot revive it.
      */
     suspend fun look(entry: RedisSemaphoreClient.Kept) {
         val lease = entry.lease
         if (lease.end.isCompleted) return
+        if (entry.watchOnly) { // K3: a release was tried; no more renewals
+            when {
+                lease.remaining.isPositive() -> entry.dueAt = TimeSource.Monotonic.markNow() + lease.remaining
+                lease.releasing.get() -> client.forget(entry) // the release under way settles it (L3); never looked at again
+                else -> lease.released() // L3: given back at its expiry, after a release that got no answer
+            }
+            return
+        }
         fun lose(e: LeaseLostException) {
             if (!lease.releasing.get()) lease.lose(e)
         }
-        if (!config.autoRenew || entry.watchOnly) {
+        if (!config.autoRenew) {
             if (lease.remaining.isPositive()) {
                 entry.dueAt = TimeSource.Monotonic.markNow() + lease.remaining
-            } else if (entry.watchOnly) {
-                lose(LeaseLostException("$lease expired: its release did not reach the server, and it was no longer renewed"))
             } else {
                 lose(LeaseLostException("$lease expired: its fixed lease time (${config.leaseTime}) ran out before it was released"))
             }
             return
         }
-        val waitAtMost = maxOf(lease.remaining, 1.milliseconds)
+        val waitAtMost = lease.remaining
         var failure: Exception? = null
         val attempt = RedisJfr.beginRenewal()
-        val answered = try {
-            withTimeoutOrNull(waitAtMost) { renew(lease) } != null
+        val answered = waitAtMost.isPositive() && try {
+            withTimeoutOrNull(waitAtMost) { renewOnce(lease) } != null
         } catch (e: CancellationException) {
             throw e
         } catch (e: LeaseLostException) {
@@ -267,7 +374,7 @@ internal class RedisSemaphoreHandle(
         }
         if (answered) {
             entry.lastError = null
-            entry.dueAt = TimeSource.Monotonic.markNow() + config.renewInterval
+            entry.dueAt = nextLook(lease)
             client.renewed(lease, attempt)
             return
         }
@@ -275,6 +382,7 @@ internal class RedisSemaphoreHandle(
         if (!lease.remaining.isPositive()) {
             val replicas = if (entry.lastError is NotReplicatedException) " and ${config.replicaAcks} replicas" else ""
             lose(LeaseLostException("$lease expired before a renewal reached the server$replicas", entry.lastError))
+            client.finishWithdrawal(this, lease.id, lease.permits, null) // K2: a late renewal cannot revive it
         } else {
             entry.dueAt = TimeSource.Monotonic.markNow() + minOf(config.renewInterval, lease.remaining / 4)
             client.renewalFailed(
@@ -292,23 +400,28 @@ internal class RedisSemaphoreHandle(
     /** [release]; returns the last fencing token granted before the release (the tests' history checker uses it). */
     suspend fun releaseReportingLastToken(lease: Lease): Long = release(lease, wantToken = true)
 
+    /** L1-L3 (docs/redis-protocol.md). */
     private suspend fun release(lease: Lease, wantToken: Boolean): Long {
         checkOwn(lease)
         lease.lostWith?.let { throw LeaseLostException(it.message.orEmpty(), it) }
         check(lease.releasing.compareAndSet(false, true)) { "$lease was already released" }
-        client.stopRenewing(lease) // renewals stop now: if the release cannot reach the server, the lease ends at its expiry
+        client.stopRenewing(lease) // L3: renewals stop now; if no release is answered, the lease ends at its expiry
         val liveWhenSent = lease.remaining.isPositive()
+        val triedBefore = lease.releaseTried
+        lease.releaseTried = true
         val answer = try {
             script(Script.release, lease.id, lease.permits.toString(), if (wantToken) "token" else "-")
-        } catch (e: Exception) {
-            lease.releasing.set(false) // not settled: the caller may try again
+        } catch (e: Throwable) { // no answer (or cancelled): not settled, the caller may try again
+            lease.releasing.set(false)
+            if (!lease.remaining.isPositive()) lease.released() // L3: its time is up; the keeper may no longer look
             throw e
         }
         return when {
             answer is Long -> answer.also { lease.released() }
-            // R6: the server has no such lease. If it was live when the release was sent, that is this very
-            // release, repeated by a reconnect after its first run; otherwise it ended at its expiry.
-            liveWhenSent -> -1L.also { lease.released() }
+            // L2: the server has no such lease. If it was live when the release was sent, that is this very release,
+            // repeated by a reconnect after its first run (R6); after an earlier release that got no answer, that one
+            // ran, or the lease ended at its expiry (L3): given back either way. Otherwise it ended at its expiry.
+            liveWhenSent || triedBefore -> -1L.also { lease.released() }
             else -> {
                 val lost = LeaseLostException("$lease expired before it was released; its permits already went back")
                 lease.lose(lost)
@@ -321,6 +434,11 @@ internal class RedisSemaphoreHandle(
         checkOwn(lease)
         lease.lostWith?.let { throw LeaseLostException(it.message.orEmpty(), it) }
         if (lease.end.isCompleted) throw LeaseLostException("$lease can no longer be renewed: it was released")
+        renewOnce(lease)
+    }
+
+    /** One renewal of [lease] (with replicaAcks, confirmed by the replicas): a fresh count from its sending, or LeaseLostException. */
+    private suspend fun renewOnce(lease: Lease) {
         val sent = TimeSource.Monotonic.markNow()
         val answer = if (config.replicaAcks == 0) {
             list(script(Script.renew, lease.id, lease.permits.toString(), leaseMs, "-"))
@@ -424,6 +542,13 @@ internal class RedisSemaphoreHandle(
             }
             throw e
         }
+        if (!lease.remaining.isPositive() && lease.lostWith == null) {
+            // The count ran out before the block ended, and the keeper had not yet said so: the block may have run past
+            // the lease, so it did not run under it. Lost, as the keeper would have found (K2).
+            lease.lose(LeaseLostException("$lease ran out (${lease.remaining} left by the client's count) before its block ended"))
+            client.finishWithdrawal(this, lease.id, lease.permits, null)
+        }
+        lease.lostWith?.let { throw LeaseLostException(it.message.orEmpty(), it) }
         val failure = withContext(NonCancellable) { releaseWhileItLasts(lease) }
         if (failure is LeaseLostException) throw failure // it had expired before the block ended
         return result
@@ -471,6 +596,15 @@ internal class RedisSemaphoreHandle(
 
     override fun toString(): String = "RedisSemaphore(name=$name, configuredPermits=$configuredPermits, $config)"
 }
+
+/**
+ * T1 (docs/redis-protocol.md): how long a caller waits for the server's answer to a withdrawal (a timed request whose
+ * time ran out, a cancelled or failed one) before it returns and leaves the withdrawal to the background (T2).
+ */
+internal val WITHDRAWAL_WAIT = 100.milliseconds
+
+/** The most queued requests one heartbeat script asks about (R5: every script does bounded work). */
+internal const val HEARTBEAT_IDS = 100
 
 /** The largest limit of [RedisSemaphore.inspect]: its reply stays small (about 100 bytes an entry). */
 internal const val MAX_INSPECT_LIMIT = 1000

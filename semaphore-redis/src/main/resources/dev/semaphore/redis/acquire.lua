@@ -26,6 +26,7 @@ if LIVE then return { 'A' } end -- R6: a lease without a field (granted by an ea
 if permits > TOTAL then
   return redis.error_reply('PERMITS a request for ' .. permits .. ' permits can never be granted: the total is ' .. TOTAL)
 end
+if queued > 0 and free > 0 then grant() end -- R3, R5: heads an earlier call left over (GRANT_LIMIT)
 if queued == 0 and free >= permits then -- R3: nobody ahead, and it fits
   local granted = lease(ID, permits, lease_ms)
   save()

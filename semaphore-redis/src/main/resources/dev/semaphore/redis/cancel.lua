@@ -17,4 +17,9 @@ if ARGV[6] == '1' and (kind == 'G' or LIVE) then
   save()
   return { 'U' }
 end
-return where(ID, tonumber(ARGV[5]))
+local place = where(ID, tonumber(ARGV[5]))
+if kind == 'E' then -- its client heard why it failed (R3): the field goes
+  redis.call('HDEL', S, ID)
+  redis.call('ZREM', WX, ID)
+end
+return place

@@ -1,7 +1,7 @@
 -- The start of every script of a RedisSemaphore (Script in RedisScripts.kt assembles it):
 -- this text, the operation's fast path, lib.lua in place of the operation's line "-- [lib.lua]",
--- then the operation's slow path. The rules the scripts keep are stated once, in RedisSemaphore.kt
--- ("THE SERVER SIDE", R1..R9), and cited here. What costs the server time in a script is each call,
+-- then the operation's slow path. The rules the scripts keep are stated once, in docs/redis-protocol.md
+-- (R1..R9, and what each answer means to the client), and cited here. What costs the server time in a script is each call,
 -- each Lua closure, and each number turned into a string (a double's formatting): the fast paths (an
 -- uncontended acquire in 4 calls, its release in 3) pass strings where they can and read integers,
 -- and the rest of the library, with its functions, is reached only by slow paths.

@@ -1,6 +1,7 @@
 -- heartbeat: ARGV 5 heartbeat ms, 6.. the ids of this client's queued requests. Extends the deadline
 -- of those still queued (R5) and answers where each one is (the safety net under pub/sub, R7).
 -- [lib.lua]
+if queued > 0 and free > 0 then grant() end -- R3, R5: heads an earlier call left over (GRANT_LIMIT)
 local ttl_ms = tonumber(ARGV[5])
 keep_until(NOW + ttl_ms)
 local places = {}

@@ -8,6 +8,7 @@ if not NOW then
 end
 local IDLE_MS = tonumber(ARGV[2])
 local PURGE_LIMIT = 100 -- due entries ended per zset and call (R5): every call does bounded work
+local GRANT_LIMIT = 100 -- heads of the line settled per call (R3, R5): granted, failed or dropped
 
 -- The counters (head.lua), kept here and written back by save(); free without QBIAS. MINE is ID's
 -- field of s, LIVE whether LEASE_KEY is a lease in lx.
@@ -84,25 +85,38 @@ end
 
 -- R3: grants whole from the head of the line while the head's request fits, and publishes the
 -- grants ("id:permits:token:remainingMs") on the channel "dsem:{name}:wake". A head larger than the
--- total (after a reduction) fails: it leaves the line, its field becomes "E:toolarge" (kept until its
--- client reads it, or until its heartbeat deadline), and "id:E:toolarge:total" is published.
+-- total (after a reduction) fails: it leaves the line, its field becomes "E:toolarge" (answered to
+-- every ask until its heartbeat deadline, or until its client withdraws it), and
+-- "id:E:toolarge:total" is published. A head past its heartbeat deadline (a dead waiter the purge
+-- has not reached yet) leaves the line and is never granted. R5: at most GRANT_LIMIT heads are
+-- settled per call, so one message carries at most that many; heads that still fit are granted by
+-- the next heartbeat or request (heartbeat.lua, acquire.lua: a heartbeat comes at least every
+-- heartbeat interval while anyone waits).
 local function grant()
   local messages = {}
-  while queued > 0 do
+  local budget = GRANT_LIMIT
+  while queued > 0 and budget > 0 do
+    budget = budget - 1
     local head = redis.call('ZRANGE', Q, 0, 0)[1]
-    local permits, lease_ms = string.match(redis.call('HGET', S, head), '^Q:(%d+):(%d+)')
-    permits, lease_ms = tonumber(permits), tonumber(lease_ms)
-    if permits > TOTAL then
-      queued = queued - 1
-      redis.call('ZREM', Q, head) -- its wx entry stays: the deadline of its field
-      redis.call('HSET', S, head, 'E:toolarge')
-      messages[#messages + 1] = head .. ':E:toolarge:' .. TOTAL
-    elseif free < permits then
-      break
-    else
+    local deadline = tonumber(redis.call('ZSCORE', WX, head))
+    if deadline and deadline <= NOW then
       unqueue(head)
-      lease(head, permits, lease_ms)
-      messages[#messages + 1] = head .. ':' .. permits .. ':' .. string.format('%d', token) .. ':' .. lease_ms
+      redis.call('HDEL', S, head)
+    else
+      local permits, lease_ms = string.match(redis.call('HGET', S, head), '^Q:(%d+):(%d+)')
+      permits, lease_ms = tonumber(permits), tonumber(lease_ms)
+      if permits > TOTAL then
+        queued = queued - 1
+        redis.call('ZREM', Q, head) -- its wx entry stays: the deadline of its field
+        redis.call('HSET', S, head, 'E:toolarge')
+        messages[#messages + 1] = head .. ':E:toolarge:' .. TOTAL
+      elseif free < permits then
+        break
+      else
+        unqueue(head)
+        lease(head, permits, lease_ms)
+        messages[#messages + 1] = head .. ':' .. permits .. ':' .. string.format('%d', token) .. ':' .. lease_ms
+      end
     end
   end
   if #messages > 0 then
@@ -112,7 +126,8 @@ end
 
 -- The place of id (see head.lua), by its field in s; [permits] > 0 also finds a lease without a field
 -- in lx (granted by an earlier version of these scripts, which kept no token for a grant at once: its
--- place says token 0). An "E" field is answered once, then removed.
+-- place says token 0). An "E" field is answered as often as it is asked (a repeated heartbeat gets
+-- it again, R6) until its heartbeat deadline or its client's withdrawal (cancel.lua) removes it.
 local function where(id, permits)
   local f = redis.call('HGET', S, id)
   if f then
@@ -122,8 +137,6 @@ local function where(id, permits)
       local p, t = string.match(f, '^G:(%d+):(%d+)')
       return { 'G', tonumber(p), tonumber(t), tonumber(redis.call('ZSCORE', LX, id .. ':' .. p)) - NOW, TOTAL }
     end
-    redis.call('HDEL', S, id)
-    redis.call('ZREM', WX, id)
     return { 'E', string.sub(f, 3), TOTAL }
   end
   if permits > 0 then

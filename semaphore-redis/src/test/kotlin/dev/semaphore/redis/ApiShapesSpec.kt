@@ -130,7 +130,7 @@ class ApiShapesSpec : FunSpec({
             .message shouldContain "was 40s"
         shouldThrow<IllegalArgumentException> {
             RedisSemaphoreConfig().withRenewInterval(java.time.Duration.ofSeconds(5)).withLeaseTime(java.time.Duration.ofSeconds(2))
-        }.message shouldContain "shorter than leaseTime (2s), was 5s"
+        }.message shouldContain "at most half of leaseTime (2s), so that a renewal that fails can be tried again before the lease ends; was 5s"
     }
 
     test("a handle configured with another total works with the server's total (R2): nothing fails, the total stands") {

@@ -101,7 +101,8 @@ class ClusterSpec : FunSpec({
             val slow = RedisSemaphoreConfig(waiterTimeToLive = 60.seconds, heartbeatInterval = heartbeatInterval)
             val sharded = LocalRedisServer.majorVersion >= 7
             println("cluster of redis-server ${LocalRedisServer.binary} (major version ${LocalRedisServer.majorVersion}): ${if (sharded) "SPUBLISH" else "PUBLISH"}")
-            val lettuce = io.lettuce.core.cluster.RedisClusterClient.create(cluster.uris.map { io.lettuce.core.RedisURI.create(it) })
+            val resources = quickReconnects()
+            val lettuce = io.lettuce.core.cluster.RedisClusterClient.create(resources, cluster.uris.map { io.lettuce.core.RedisURI.create(it) })
             val holder = RedisSemaphoreClient.connectCluster(*cluster.uris)
             val waiting = RedisSemaphoreClient.connectCluster(lettuce)
             try {
@@ -155,6 +156,7 @@ class ClusterSpec : FunSpec({
             // The application's cluster client is still open.
             lettuce.connect().use { it.sync().ping() shouldBe "PONG" }
             lettuce.shutdown()
+            resources.shutdown()
         }
     }
 

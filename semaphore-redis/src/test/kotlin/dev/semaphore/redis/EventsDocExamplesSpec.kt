@@ -121,11 +121,19 @@ class EventsDocExamplesSpec : FunSpec({
         val doc = File("../docs/redis.md").readText()
         val section = doc.substringAfter("## Events and metrics").substringBefore("\n## ")
         val inspectSection = doc.substringAfter("## Who holds and who waits").substringBefore("\n## ")
+        val connectingSection = doc.substringAfter("## Connecting").substringBefore("\n## ")
         val examples = examples(File("src/test/kotlin/dev/semaphore/redis/EventsDocExamplesSpec.kt")) +
             examples(File("src/test/java/dev/semaphore/redis/async/RedisDocExamplesTest.java"))
-        examples.keys shouldBe setOf("listener-kotlin", "jfr-kotlin", "metrics-kotlin", "inspect-kotlin", "listener-java", "metrics-java")
+        examples.keys shouldBe setOf(
+            "listener-kotlin", "jfr-kotlin", "metrics-kotlin", "inspect-kotlin", "listener-java", "metrics-java", "lettuce-client-java",
+        )
         for ((name, text) in examples) {
-            withClue(name) { (if (name == "inspect-kotlin") inspectSection else section) shouldContain text }
+            val where = when (name) {
+                "inspect-kotlin" -> inspectSection
+                "lettuce-client-java" -> connectingSection
+                else -> section
+            }
+            withClue(name) { where shouldContain text }
         }
     }
 })

@@ -300,7 +300,8 @@ class InspectSpec : FunSpec({
 
         // Through a Lettuce client the application made: the name of its connections. One with the scripts'
         // separators: the ids carry it encoded, and the inspection reads it back.
-        val lettuce = RedisClient.create(RedisURI.builder().withHost("127.0.0.1").withPort(server.port).withClientName("billing:eu,1%").build())
+        val resources = quickReconnects()
+        val lettuce = RedisClient.create(resources, RedisURI.builder().withHost("127.0.0.1").withPort(server.port).withClientName("billing:eu,1%").build())
         try {
             RedisSemaphoreClient.connect(lettuce).use { odd ->
                 odd.clientName shouldBe "billing:eu,1%"
@@ -315,6 +316,7 @@ class InspectSpec : FunSpec({
             }
         } finally {
             lettuce.shutdown()
+            resources.shutdown()
         }
     }
 })

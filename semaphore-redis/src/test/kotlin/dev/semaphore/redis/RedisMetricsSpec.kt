@@ -37,8 +37,9 @@ import kotlin.time.TimeSource
  */
 class RedisMetricsSpec : FunSpec({
     val server = LocalRedisServer.start()
-    // Commands time out after 300 ms, so that a read or a renewal sent to the paused server fails soon.
-    val a = RedisSemaphoreClient.connect("${server.uri}?timeout=300ms")
+    // Commands time out after 1 s, so that a read or a renewal sent to the paused server fails soon. (Not shorter: the
+    // timeout also bounds the connection's handshake, which a loaded machine can take 300 ms to answer.)
+    val a = RedisSemaphoreClient.connect("${server.uri}?timeout=1s")
     val b = RedisSemaphoreClient.connect(server.uri)
     afterSpec {
         a.close()

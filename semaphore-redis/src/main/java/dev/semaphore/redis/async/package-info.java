@@ -2,7 +2,7 @@
  * The Java front-end of {@code semaphore-redis}: {@link dev.semaphore.redis.async.AsyncRedisSemaphore}
  * and {@link dev.semaphore.redis.async.AsyncRedisLock}, over the same Kotlin {@code RedisSemaphore} and
  * {@code RedisLock} (one line across every JVM on the server; the guarantees, and what is not promised,
- * are in docs/redis.md and at the top of {@code RedisSemaphore.kt}). They follow the
+ * are in docs/redis.md, the protocol's rules in docs/redis-protocol.md). They follow the
  * conventions of the local Java API ({@code dev.semaphore.async}), with the differences docs/redis.md
  * ("From Java") lists; the main one is the try forms:
  *

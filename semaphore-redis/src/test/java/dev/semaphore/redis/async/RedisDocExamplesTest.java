@@ -13,6 +13,11 @@ import dev.semaphore.redis.RedisLeaseListener;
 import dev.semaphore.redis.RedisSemaphoreClient;
 import dev.semaphore.redis.RedisSemaphoreConfig;
 import dev.semaphore.redis.micrometer.RedisSemaphoreMetrics;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -25,7 +30,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Java examples of docs/redis.md ("Events and metrics"), run on a real server: each is the text between
+ * The Java examples of docs/redis.md ("Connecting", "Events and metrics"), run on a real server: each is the text between
  * an "// example: NAME" line and the next "// end" line, which EventsDocExamplesSpec finds verbatim in the
  * document.
  */
@@ -78,6 +83,26 @@ class RedisDocExamplesTest {
             assertTrue(log.lines.get(0).startsWith("ERROR lost java-reports (token " + permit.fencingToken() + "): "), log.lines.get(0));
         } finally {
             registration.close();
+        }
+    }
+
+    @Test
+    void lettuceClientJava() throws Exception {
+        String address = "redis://127.0.0.1:" + server.getPort();
+        // example: lettuce-client-java
+        ClientResources resources = DefaultClientResources.builder()
+            .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+            .build();
+        RedisClient lettuce = RedisClient.create(resources, RedisURI.create(address));
+        // end
+        try (RedisSemaphoreClient ours = RedisSemaphoreClient.connect(lettuce)) {
+            AsyncRedisSemaphore s = AsyncRedisSemaphore.create(ours, "through-lettuce", 1); // the default timings fit
+            try (RedisPermit permit = s.acquireBlocking()) {
+                assertTrue(permit.fencingToken() > 0);
+            }
+        } finally {
+            lettuce.shutdown();
+            resources.shutdown();
         }
     }
 
