@@ -28,6 +28,7 @@ import java.util.concurrent.CompletionStage
 import java.util.concurrent.ExecutionException
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
+import kotlin.time.TimeSource
 import kotlin.time.toJavaDuration
 import kotlin.time.toKotlinDuration
 
@@ -108,15 +109,17 @@ internal class LeaseRequest<R>(private val semaphore: RedisSemaphoreHandle) {
  * @throws IllegalArgumentException at once if [permits] < 1 or more than the total; nothing is sent.
  * @throws dev.semaphore.SemaphoreClosedException at once if the handle is closed.
  */
-internal fun <R> RedisSemaphore.acquireRequest(permits: Int, timeout: java.time.Duration?, onGrant: (Lease) -> R): LeaseRequest<R> =
-    leaseRequest(permits, { lease -> onGrant(lease!!) }) {
-        if (timeout == null) {
+internal fun <R> RedisSemaphore.acquireRequest(permits: Int, timeout: java.time.Duration?, onGrant: (Lease) -> R): LeaseRequest<R> {
+    val deadline = timeout?.let { TimeSource.Monotonic.markNow() + it.toKotlinDuration() } // from the caller's call (T1)
+    return leaseRequest(permits, { lease -> onGrant(lease!!) }) {
+        if (deadline == null) {
             acquire(permits)
         } else {
-            tryAcquire(timeout.toKotlinDuration(), permits)
+            handle().tryAcquireUntil(deadline, permits)
                 ?: throw TimeoutException("$permits permits of $name were not granted within $timeout")
         }
     }
+}
 
 /**
  * [acquireRequest], then a wait for it ([LeaseRequest.awaitInterruptibly]): the lease as

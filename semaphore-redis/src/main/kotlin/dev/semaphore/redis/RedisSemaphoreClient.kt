@@ -345,11 +345,7 @@ public class RedisSemaphoreClient internal constructor(
     internal suspend fun awaitSubscribed(channel: String) {
         val line = synchronized(lines) { lines[channel] } ?: return
         val attempt = line.subscribed
-        try {
-            attempt.await()
-        } catch (e: RedisException) {
-            throw translate(e, "SUBSCRIBE $channel")
-        }
+        lettuce("SUBSCRIBE $channel") { attempt.await() }
     }
 
     /** Undoes [joinLine] for [id]; the last user's leave starts the line's linger. */
@@ -594,12 +590,16 @@ public class RedisSemaphoreClient internal constructor(
             return call()
         } catch (e: RedisException) {
             throw translate(e, what)
+        } catch (e: java.io.IOException) { // Lettuce fails a command with the socket's exception when a reply is cut by a reset
+            throw translate(e, what)
+        } catch (e: io.netty.channel.ChannelException) {
+            throw translate(e, what)
         }
     }
 
-    private fun translate(e: RedisException, what: String): RuntimeException {
+    private fun translate(e: Exception, what: String): RuntimeException {
         if (closed) return closedException(e)
-        if (e !is RedisCommandExecutionException) { // connection failures, command timeouts, "Connection closed"
+        if (e !is RedisCommandExecutionException) { // connection failures, resets, command timeouts, "Connection closed"
             return RedisUnavailableException("the Redis server $servers could not be reached ($what): ${e.message}", e)
         }
         val message = e.message.orEmpty()
@@ -711,7 +711,7 @@ public class RedisSemaphoreClient internal constructor(
                 connect()
             } catch (e: Throwable) {
                 runCatching(shutdown).exceptionOrNull()?.let { e.addSuppressed(it) }
-                if (e !is RedisException) throw e
+                if (e !is RedisException && e !is java.io.IOException && e !is io.netty.channel.ChannelException) throw e
                 throw RedisUnavailableException("cannot connect to the Redis server $servers: ${e.message}", e)
             }
 

@@ -89,12 +89,18 @@ internal class RedisSemaphoreHandle(
     }
 
     override suspend fun tryAcquire(timeout: Duration, permits: Int): Lease? =
-        if (timeout.isPositive()) request(permits, timeout) else tryAcquire(permits)
+        if (timeout.isPositive()) request(permits, TimeSource.Monotonic.markNow() + timeout) else tryAcquire(permits)
 
-    /** Joins the line; waits without limit (null [timeout]) or at most [timeout] (T1). */
-    private suspend fun request(permits: Int, timeout: Duration?): Lease? {
+    /**
+     * [tryAcquire] with a timeout that ends at [deadline]: for the Java forms, which start counting when their caller
+     * calls, not when the request's coroutine starts (T1).
+     */
+    suspend fun tryAcquireUntil(deadline: TimeMark, permits: Int): Lease? =
+        if (deadline.hasPassedNow()) tryAcquire(permits) else request(permits, deadline)
+
+    /** Joins the line; waits without limit (null [deadline]) or until [deadline] (T1). */
+    private suspend fun request(permits: Int, deadline: TimeMark?): Lease? {
         checkRequest(permits)
-        val deadline = timeout?.let { TimeSource.Monotonic.markNow() + it }
         while (true) {
             try {
                 return requestOnce(permits, deadline)
@@ -225,26 +231,38 @@ internal class RedisSemaphoreHandle(
      * after a partition or a pause, or its last heartbeat is older than the lease allows) is renewed first, which gives
      * it a fresh count, or finds that it ended on the server: then the request failed, with nothing held
      * ([QueuedRequestLostException]). With replicaAcks, every grant is renewed first: that renewal is the replicas'
-     * confirmation ([NotReplicatedException] if they did not confirm in time; the caller hands the grant back).
+     * confirmation ([NotReplicatedException] if they did not confirm in time; the caller hands the grant back). A
+     * renewal whose answer itself came late leaves too little again: it is renewed again, at most [HANDOVER_RENEWALS]
+     * times, then the request fails with [RedisUnavailableException] (the caller hands the grant back).
      */
     private suspend fun ready(lease: Lease, place: List<Any?>?): Lease {
         if (place != null && place.size > 4) warnIfResized(place[4]) else client.checkTotalOnce(this)
-        if (config.replicaAcks == 0 && lease.remaining >= config.renewInterval) return lease
-        try {
-            renewOnce(lease)
-        } catch (e: LeaseLostException) {
-            throw QueuedRequestLostException(
-                "the grant of ${lease.permits} permits of $name (${lease.id}) reached this client with " +
-                    "${lease.remaining} left by its count, and had already ended on the server when it was renewed " +
-                    "(this client could not hear the server for longer than the lease time, ${config.leaseTime}); nothing is held",
-                e,
-            )
-        } catch (e: NotReplicatedException) {
-            throw NotReplicatedException(
-                "the grant of ${lease.permits} permits of $name (${lease.id}) was not acknowledged " +
-                    "by ${config.replicaAcks} replicas within ${config.replicaTimeout} (${e.message}); it was handed back",
-                e,
-            )
+        var renewals = 0
+        while ((config.replicaAcks > 0 && renewals == 0) || lease.remaining < config.renewInterval) {
+            if (renewals == HANDOVER_RENEWALS) {
+                throw RedisUnavailableException(
+                    "the grant of ${lease.permits} permits of $name (${lease.id}) could not be handed over with renewInterval " +
+                        "(${config.renewInterval}) left: the answers of $renewals renewals came too late (${lease.remaining} left); " +
+                        "it was handed back",
+                )
+            }
+            renewals++
+            try {
+                renewOnce(lease)
+            } catch (e: LeaseLostException) {
+                throw QueuedRequestLostException(
+                    "the grant of ${lease.permits} permits of $name (${lease.id}) reached this client with " +
+                        "${lease.remaining} left by its count, and had already ended on the server when it was renewed " +
+                        "(this client could not hear the server for longer than the lease time, ${config.leaseTime}); nothing is held",
+                    e,
+                )
+            } catch (e: NotReplicatedException) {
+                throw NotReplicatedException(
+                    "the grant of ${lease.permits} permits of $name (${lease.id}) was not acknowledged " +
+                        "by ${config.replicaAcks} replicas within ${config.replicaTimeout} (${e.message}); it was handed back",
+                    e,
+                )
+            }
         }
         return lease
     }
@@ -602,6 +620,9 @@ internal class RedisSemaphoreHandle(
  * time ran out, a cancelled or failed one) before it returns and leaves the withdrawal to the background (T2).
  */
 internal val WITHDRAWAL_WAIT = 100.milliseconds
+
+/** H1: the most renewals a grant gets before it is handed over, when their answers keep arriving too late. */
+internal const val HANDOVER_RENEWALS = 3
 
 /** The most queued requests one heartbeat script asks about (R5: every script does bounded work). */
 internal const val HEARTBEAT_IDS = 100

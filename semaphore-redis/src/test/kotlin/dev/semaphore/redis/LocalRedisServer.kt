@@ -17,10 +17,14 @@ import java.util.concurrent.TimeUnit
  * [appendOnly] the data survives (AOF, fsync always) and without it it is gone.
  */
 class LocalRedisServer private constructor(
-    val appendOnly: Boolean,
-    private val replicaOf: LocalRedisServer? = null,
+    appendOnly: Boolean,
+    private var replicaOf: LocalRedisServer? = null,
     private val cluster: Boolean = false,
 ) : AutoCloseable {
+    /** Whether it persists every write (AOF, fsync always), so that [restart] keeps its data. */
+    var appendOnly: Boolean = appendOnly
+        private set
+
     val dir: File = Files.createTempDirectory("redis-test").toFile()
     val port: Int = if (cluster) freeClusterPort() else freePort()
     val uri: String get() = "redis://127.0.0.1:$port"
@@ -36,7 +40,7 @@ class LocalRedisServer private constructor(
             "--repl-diskless-sync-delay", "0", // a replica's first synchronization starts at once, not after 5 s
         )
         if (majorVersion >= 7) args += listOf("--enable-debug-command", "local")
-        if (replicaOf != null) args += listOf("--replicaof", "127.0.0.1", "${replicaOf.port}")
+        replicaOf?.let { master -> args += listOf("--replicaof", "127.0.0.1", "${master.port}") }
         if (cluster) args += listOf("--cluster-enabled", "yes", "--cluster-config-file", File(dir, "nodes.conf").path)
         process = ProcessBuilder(args).redirectErrorStream(true).redirectOutput(File(dir, "stdout.log")).start()
         val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20)
@@ -94,6 +98,24 @@ class LocalRedisServer private constructor(
     /** `kill -9` of the server process. */
     fun kill() {
         process?.destroyForcibly()?.waitFor()
+    }
+
+    /**
+     * Makes this replica a master (`REPLICAOF NO ONE`), as a failover does, with AOF on (fsync always) once its first
+     * rewrite is done, so that a later [restart] starts it as a master that kept its data.
+     */
+    fun promote() {
+        check(command("REPLICAOF", "NO", "ONE") == "+OK") { "REPLICAOF NO ONE failed on port $port" }
+        replicaOf = null
+        check(command("CONFIG", "SET", "appendonly", "yes") == "+OK") { "CONFIG SET appendonly yes failed on port $port" }
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20)
+        while (true) {
+            val info = reply("INFO", "persistence").single()
+            if ("aof_enabled:1" in info && "aof_rewrite_in_progress:0" in info && "aof_rewrite_scheduled:0" in info) break
+            check(System.nanoTime() < deadline) { "the AOF of port $port was not written within 20 s" }
+            Thread.sleep(10)
+        }
+        appendOnly = true
     }
 
     /** Starts the server again on the same port and directory (after [kill]). */

@@ -70,6 +70,7 @@ class PartitionSpec : FunSpec({
                 runCatching { a.semaphore(name, 1, config).withPermit { ran.set(true) } }
             }
             awaitCondition("a's request queued") { b.queueLength() == 1 }
+            awaitCondition("a subscribed") { server.reply("PUBSUB", "NUMSUB", wakeChannel(name))[1].toInt() == 1 }
             link.partition()
             b.release(held) // granted to a on the server; the grant's message waits in the relay
             delay(1500) // a's lease, never renewed, ends on the server
@@ -162,7 +163,7 @@ class PartitionSpec : FunSpec({
                     awaitCondition("$name: every permit back and nobody in line", 15.seconds) {
                         b.availablePermits() == 2 && b.queueLength() == 0
                     }
-                    a.withdrawalCount shouldBe 0
+                    awaitCondition("$name: the background withdrawals ended") { a.withdrawalCount == 0 } // T2 ends with the answer
                 }
             }
         }
@@ -205,6 +206,28 @@ class PartitionSpec : FunSpec({
                 (e.cause is TimeoutException) shouldBe true
                 null
             }
+        }
+    }
+
+    test("a connection reset while a reply is on its way fails the call with RedisUnavailableException (never the socket's own exception), and nothing is held") {
+        throughLink { link, a ->
+            val name = fresh("reset-mid-reply")
+            val s = a.semaphore(name, 1)
+            val outcomes = mutableMapOf<String, Int>()
+            repeat(20) {
+                link.hold(toServer = false, toClient = true) // the request arrives; its reply waits in the relay
+                val call = async(Dispatchers.Default) { runCatching { s.tryAcquire() } }
+                delay(50)
+                link.reset()
+                link.heal()
+                val outcome = withTimeout(15.seconds) { call.await() }
+                val e = outcome.exceptionOrNull()
+                outcomes.merge(e?.javaClass?.simpleName ?: "granted", 1, Int::plus)
+                if (e != null) e.shouldBeInstanceOf<RedisUnavailableException>()
+                outcome.getOrNull()?.let { s.release(it) }
+                awaitCondition("nothing held") { direct.semaphore(name, 1).availablePermits() == 1 }
+            }
+            println("reset mid-reply: $outcomes")
         }
     }
 

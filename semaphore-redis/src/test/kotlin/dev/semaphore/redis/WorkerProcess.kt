@@ -44,8 +44,11 @@ class WorkerProcess(vararg args: String) : AutoCloseable {
 
     fun stderr(): String = errors.readText()
 
-    private companion object {
-        /** The class path of this JVM's tests, or of the class loader that `mvn exec:java` made for the demo. */
+    companion object {
+        /**
+         * The class path of this JVM's tests, or of the class loader that `mvn exec:java` made for the demo (also for
+         * the worker JVMs of semaphore-verification's fault harness).
+         */
         fun classPath(): String {
             val loader = Thread.currentThread().contextClassLoader
             if (loader is URLClassLoader && loader.urLs.isNotEmpty()) {
