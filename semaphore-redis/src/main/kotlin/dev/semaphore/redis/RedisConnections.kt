@@ -32,10 +32,13 @@ internal class LeasePacedDelay : Delay() {
     var cap: Duration = 1.seconds
         private set
 
-    /** Lowers the cap for a handle configured with [config] (never raises it: the state is one value). */
-    @Synchronized
+    /**
+     * Lowers the cap for a handle configured with [config] (never raises it: the state is one value). Handles are made
+     * per call, so the common case, a bound the cap already meets, reads one field and takes no lock.
+     */
     fun admit(config: RedisSemaphoreConfig) {
-        cap = minOf(cap, reconnectBound(config)).coerceAtLeast(MIN)
+        val bound = reconnectBound(config).coerceAtLeast(MIN)
+        if (bound < cap) synchronized(this) { cap = minOf(cap, bound) }
     }
 
     override fun createDelay(attempt: Long): java.time.Duration {

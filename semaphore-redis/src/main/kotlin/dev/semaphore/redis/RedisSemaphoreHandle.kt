@@ -309,7 +309,9 @@ internal class RedisSemaphoreHandle(
     private suspend fun withdraw(id: String, permits: Int, keepGrant: Boolean): List<Any?>? = withContext(NonCancellable) {
         val attempt = client.background.async { list(script(Script.cancel, id, permits.toString(), if (keepGrant) "0" else "1")) }
         withTimeoutOrNull(WITHDRAWAL_WAIT) { attempt.join() }
-        if (attempt.isCompleted) {
+        if (attempt.isCancelled) {
+            null // the client was closed: the server ends the request and any grant by itself
+        } else if (attempt.isCompleted) {
             attempt.await() // at once: it completed (throws what it failed with)
         } else {
             client.finishWithdrawal(this@RedisSemaphoreHandle, id, permits, attempt)
@@ -325,12 +327,14 @@ internal class RedisSemaphoreHandle(
     suspend fun withdrawLater(id: String, permits: Int, attempt: Deferred<List<Any?>>?) {
         val until = TimeSource.Monotonic.markNow() + config.waiterTimeToLive + config.leaseTime
         var answer: List<Any?>? = attempt?.let { runCatching { it.await() }.getOrNull() }
+        var sent = if (attempt == null) 0 else 1
         while (true) {
             if (answer != null && answer[0] != "G") return // gone, or handed back ("G" only from a withdrawal that kept it)
             if (answer == null) {
                 if (until.hasPassedNow() || client.isClosed) return
-                if (attempt != null) delay(config.heartbeatInterval)
+                if (sent > 0) delay(config.heartbeatInterval) // the first hand-back goes at once, the next ones paced
             }
+            sent++
             answer = runCatching { list(script(Script.cancel, id, permits.toString(), "1")) }.getOrNull()
         }
     }

@@ -231,6 +231,33 @@ class PartitionSpec : FunSpec({
         }
     }
 
+    test("close() of a client cut off both ways returns within 3 s; its waiting callers fail with SemaphoreClosedException, and its leases end at their expiry") {
+        FaultyLink(server.port).use { link ->
+            val a = RedisSemaphoreClient.connect(link.uri)
+            runBlocking {
+                val name = fresh("closed-in-partition")
+                val config = RedisSemaphoreConfig(leaseTime = 2.seconds)
+                val s = a.semaphore(name, 1, config)
+                val lease = s.acquire()
+                val waiter = async(Dispatchers.Default) { runCatching { s.acquire() } }
+                awaitCondition("queued") { direct.semaphore(name, 1, config).queueLength() == 1 }
+                link.partition()
+                val start = TimeSource.Monotonic.markNow()
+                a.close()
+                val took = start.elapsedNow()
+                println("close() in a partition took $took")
+                took shouldBeLessThan 3.seconds
+                withTimeout(5.seconds) { waiter.await() }.exceptionOrNull().shouldBeInstanceOf<dev.semaphore.SemaphoreClosedException>()
+                link.heal()
+                lease.isLost shouldBe false // not renewed any more: it ends on the server at its expiry
+                awaitCondition("the permit back, the line empty", 10.seconds) {
+                    val d = direct.semaphore(name, 1, config)
+                    d.availablePermits() == 1 && d.queueLength() == 0
+                }
+            }
+        }
+    }
+
     test("K2: a lease lost while its renewals reach the server but their answers do not is handed back at once, not kept alive by them") {
         throughLink { link, a ->
             val name = fresh("one-way-renewals")
