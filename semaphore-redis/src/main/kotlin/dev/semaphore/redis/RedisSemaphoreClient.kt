@@ -651,7 +651,10 @@ public class RedisSemaphoreClient internal constructor(
             val resources = pacedResources(delay)
             val redis = RedisClient.create(resources, uri)
             redis.options = standaloneOptions()
-            return standalone(redis, "${uri.host}:${uri.port}", closeClient = true, delay::admit) { resources.shutdown() }
+            return standalone(redis, "${uri.host}:${uri.port}", delay::admit) {
+                redis.shutdown()
+                resources.shutdown()
+            }
         }
 
         /**
@@ -676,22 +679,16 @@ public class RedisSemaphoreClient internal constructor(
         @JvmStatic
         public fun connect(redisClient: RedisClient): RedisSemaphoreClient {
             val admit = checkApplicationClient(redisClient)
-            return standalone(redisClient, "the server of $redisClient", closeClient = false, admit) {}
+            return standalone(redisClient, "the server of $redisClient", admit) {} // the application's to close
         }
 
-        private fun standalone(
-            redis: RedisClient,
-            servers: String,
-            closeClient: Boolean,
-            admit: (RedisSemaphoreConfig) -> Unit,
-            afterShutdown: () -> Unit,
-        ): RedisSemaphoreClient {
+        /** A client on [redis]; [own] closes what was made for it alone (the Lettuce client and its resources), if anything. */
+        private fun standalone(redis: RedisClient, servers: String, admit: (RedisSemaphoreConfig) -> Unit, own: () -> Unit): RedisSemaphoreClient {
             val opened = mutableListOf<StatefulConnection<*, *>>()
             val confirmations = lazy { redis.connect().also { synchronized(opened) { opened += it } } }
             val shutdown = {
                 if (confirmations.isInitialized()) confirmations.value.close()
-                if (closeClient) redis.shutdown()
-                afterShutdown()
+                own()
             }
             return connecting(servers, shutdown) {
                 val commands = redis.connect()
@@ -737,7 +734,10 @@ public class RedisSemaphoreClient internal constructor(
             val cluster = RedisClusterClient.create(resources, uris)
             cluster.setOptions(clusterOptions())
             val servers = uris.joinToString(",", "cluster[", "]") { "${it.host}:${it.port}" }
-            return cluster(cluster, servers, closeClient = true, delay::admit) { resources.shutdown() }
+            return cluster(cluster, servers, delay::admit) {
+                cluster.shutdown()
+                resources.shutdown()
+            }
         }
 
         /**
@@ -752,20 +752,12 @@ public class RedisSemaphoreClient internal constructor(
         @JvmStatic
         public fun connectCluster(clusterClient: RedisClusterClient): RedisSemaphoreClient {
             val admit = checkApplicationClient(clusterClient)
-            return cluster(clusterClient, "the cluster of $clusterClient", closeClient = false, admit) {}
+            return cluster(clusterClient, "the cluster of $clusterClient", admit) {} // the application's to close
         }
 
-        private fun cluster(
-            cluster: RedisClusterClient,
-            servers: String,
-            closeClient: Boolean,
-            admit: (RedisSemaphoreConfig) -> Unit,
-            afterShutdown: () -> Unit,
-        ): RedisSemaphoreClient {
-            val shutdown = {
-                if (closeClient) cluster.shutdown()
-                afterShutdown()
-            }
+        /** A client on [cluster]; [own] closes what was made for it alone, as in [standalone]. */
+        private fun cluster(cluster: RedisClusterClient, servers: String, admit: (RedisSemaphoreConfig) -> Unit, own: () -> Unit): RedisSemaphoreClient {
+            val shutdown = own
             return connecting(servers, shutdown) {
                 val commands = cluster.connect()
                 val (name, pubSub) = try {

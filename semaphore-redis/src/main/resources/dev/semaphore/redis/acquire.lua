@@ -1,20 +1,23 @@
 -- acquire: ARGV 5 permits, 6 lease ms, 7 heartbeat ms (time to live while queued), 8 "queue" (join
 -- the line if not granted now) or "try" (only now).
-local permits, lease_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
+local permits, lease_ms = ARGV[5] + 0, ARGV[6] + 0
 LEASE_KEY = ID .. ':' .. ARGV[5]
-local t = redis.call('TIME') -- R1: the server's time, never a client's
-NOW, NOW_US = t[1] * 1000 + math.floor(t[2] / 1000), t[1] * 1000000 + t[2]
--- Fast path (R3): an existing semaphore, nobody queued and it fits (both read from f), the keys'
--- expiry far enough (R9), and ID without a field (else this is a repeated run, R6: below); ZADD NX
--- adds the lease (unless an earlier version of these scripts granted it without a field: below too),
--- and one HSET writes f, t and the lease's field (R4). It does not purge (R5): a grant that fits
--- while expired leases still count as held needs none of their permits.
+-- Fast path (R3): an existing semaphore, nobody queued and it fits (both read from f), ID without a
+-- field (else this is a repeated run, R6: below), and the keys' expiry far enough (R9); ZADD NX adds
+-- the lease (unless an earlier version of these scripts granted it without a field: below too), and
+-- one HSET writes f, t and the lease's field (R4). It does not purge (R5): a grant that fits while
+-- expired leases still count as held needs none of their permits.
+-- R1: the server's clock, read through s's expiry, which is e (every script that moves one moves the
+-- other: keep_until and save() in lib.lua): PTTL is e minus the server's time in ms, an integer reply,
+-- where TIME is an array of two strings to convert. If s has no expiry, or too little left (R9), the
+-- slow path reads TIME.
 local c = redis.call('HMGET', S, 'f', 'e', 't', ID)
-local until_ms = NOW + lease_ms
-local free_now = tonumber(c[1])
-if free_now and free_now >= permits and not c[4] and until_ms + tonumber(ARGV[2]) <= tonumber(c[2]) then
-  if redis.call('ZADD', LX, 'NX', until_ms, LEASE_KEY) == 1 then
-    local granted = tonumber(c[3]) + 1
+local free_now = c[1] and c[1] + 0
+local ttl = free_now and free_now >= permits and not c[4] and redis.call('PTTL', S)
+if ttl and ttl >= lease_ms + ARGV[2] then
+  local until_ms = c[2] - ttl + lease_ms -- the server's time (e - ttl) plus the lease
+  if redis.call('ZADD', LX, 'NX', string.format('%d', until_ms), LEASE_KEY) == 1 then
+    local granted = c[3] + 1
     local token = string.format('%d', granted)
     redis.call('HSET', S, 'f', string.format('%d', free_now - permits), 't', token, ID, 'G:' .. ARGV[5] .. ':' .. token)
     return granted -- its token (an integer reply costs less than an array)

@@ -1,17 +1,22 @@
 -- The start of every script of a RedisSemaphore (Script in RedisScripts.kt assembles it):
 -- this text, the operation's fast path, lib.lua in place of the operation's line "-- [lib.lua]",
 -- then the operation's slow path. The rules the scripts keep are stated once, in docs/redis-protocol.md
--- (R1..R9, and what each answer means to the client), and cited here. What costs the server time in a script is each call,
--- each Lua closure, and each number turned into a string (a double's formatting): the fast paths (an
--- uncontended acquire in 4 calls, its release in 3) pass strings where they can and read integers,
--- and the rest of the library, with its functions, is reached only by slow paths.
+-- (R1..R9, and what each answer means to the client), and cited here. What costs the server time in a
+-- script is each call (a reply that is an array costs more than an integer), each KEYS and ARGV entry,
+-- each Lua closure, each number turned into a string (a double's formatting) and each string turned
+-- into a number (a strtod; tonumber(s) runs two): the fast paths (an uncontended acquire in 4 calls, its
+-- release in 3) pass strings where they can, read integers, and turn each string into a number once; the
+-- rest of the library, with its functions, is reached only by slow paths. (Measured with callgrind and
+-- interleaved script timings against Redisson's scripts: docs/redis.md, "Cost".)
 --
 -- KEYS (one hash slot: every key starts with dsem:{name}):
 --   1 s   hash: the counters, as integers (so that the fast paths read and change them without a
 --         double's formatting): f free permits (total minus held; below zero while a reduction is
 --         repaid; lowered by QBIAS while anyone is queued, so that a fast path sees the line in the
---         same read), t the last fencing token, n the total, e when the keys expire (R9), queued
---         (requests in line), seq (last queue number), resized (R6); and one field per request in
+--         same read), t the last fencing token, n the total, e when the keys expire (R9; s's expiry is
+--         e, which the acquire's fast path reads the clock through, R1), queued (requests in line), seq
+--         (last queue number), resized (R6), "~" (a constant longer than a listpack value, which keeps s
+--         a hashtable: lib.lua); and one field per request in
 --         line ("Q:permits:leaseMs:sinceMs", sinceMs when it joined the line, server ms), per live
 --         lease ("G:permits:token", removed with the lease), and per request that a reduction failed
 --         ("E:toolarge", read once by its client, R3)

@@ -22,7 +22,9 @@ local saved = { free, token, TOTAL, exp, queued }
 -- R9: the keys expire IDLE_MS after the last deadline (of a lease or a queued request) has passed;
 -- keep_until(deadline) is called with every new deadline, and moves their expiry when it must, a
 -- little further (at most a minute) so that busy semaphores move it rarely. (The fast path of acquire
--- only checks that the expiry is far enough, and leaves the moving to the slow path.)
+-- only checks that the expiry is far enough, and leaves the moving to the slow path.) s's expiry is
+-- always e: the acquire's fast path reads the server's clock as e minus PTTL of s (R1), so every
+-- script that moves the expiry here writes e with save() before it returns.
 local function keep_until(deadline)
   if exp and deadline + IDLE_MS <= exp then return end
   exp = deadline + IDLE_MS + math.min(IDLE_MS, 60000)
@@ -48,7 +50,10 @@ if not TOTAL then
   redis.call('DEL', Q, WX, LX)
   for _, key in ipairs({ Q, WX, LX }) do redis.call('ZADD', key, '+inf', '~') end
   exp = NOW + IDLE_MS + math.min(IDLE_MS, 60000)
-  redis.call('HSET', S, 'f', free, 't', token, 'n', TOTAL, 'e', exp, 'queued', 0, 'seq', 0)
+  -- '~': a value longer than hash-max-listpack-value (64 by default) makes s a hashtable for good, whose
+  -- fields are found by hashing rather than by scanning and reallocating a listpack: about 5% less
+  -- server work per uncontended acquisition, for about 440 bytes more per semaphore. It is never read.
+  redis.call('HSET', S, 'f', free, 't', token, 'n', TOTAL, 'e', exp, 'queued', 0, 'seq', 0, '~', string.rep('~', 65))
   saved = { free, token, TOTAL, exp, queued }
   for _, key in ipairs({ S, Q, WX, LX }) do redis.call('PEXPIREAT', key, exp) end
 end

@@ -1,9 +1,13 @@
 package dev.semaphore.redis
 
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.nulls.shouldNotBeNull
 import io.kotest.matchers.shouldBe
+import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
+import kotlin.time.Duration.Companion.seconds
 
 /**
  * The server's rules where the line is long or dead (R3, R5, R6), at the level of the scripts: requests made with raw
@@ -23,6 +27,35 @@ class LineBoundsSpec : FunSpec({
     /** The places of [ids] by one heartbeat (which also grants heads an earlier call left over). */
     suspend fun places(name: String, vararg ids: String, total: Int = 1): List<String> =
         (a.raw(Script.heartbeat, name, "-", "60000", *ids, total = total, publish = "EXISTS") as List<*>).map { (it as List<*>)[0] as String }
+
+    test("R1: the expiry of a semaphore's hash is its field e after every kind of script (the acquire's fast path reads the clock as e minus PTTL)") {
+        runBlocking {
+            val name = fresh("clock")
+            val config = RedisSemaphoreConfig(idleExpiry = 2.seconds, leaseTime = 5.seconds, waiterTimeToLive = 5.seconds)
+            val s = b.semaphore(name, 2, config)
+            val key = redisKeys(name)[0]
+            // e, and the expiry as the server's clock plus PTTL, read in one script (one instant of the server's).
+            val read = "local t = redis.call('TIME') return { redis.call('HGET', KEYS[1], 'e'), " +
+                "tostring(t[1] * 1000 + math.floor(t[2] / 1000) + redis.call('PTTL', KEYS[1])) }"
+            fun check(after: String) {
+                val (e, expiry) = redis.server.reply("EVAL", read, "1", key).map { it.toLong() }
+                withClue("$after: e $e, expiry $expiry") { (kotlin.math.abs(expiry - e) <= 1) shouldBe true }
+            }
+            val held = s.acquire(2).also { check("a grant at once") }
+            val waiter = async { s.acquire() }
+            awaitCondition("queued") { s.queueLength() == 1 }
+            check("a request queued")
+            delay(300)
+            s.renew(held).also { check("a renewal") }
+            s.release(held)
+            val granted = waiter.await().also { check("a release that granted the line") }
+            s.addPermits(1).also { check("a resize") }
+            s.availablePermits().also { check("a state read") }
+            val fast = s.tryAcquire().shouldNotBeNull().also { check("a try, granted at once") }
+            s.release(fast)
+            s.release(granted).also { check("a release, fast path") }
+        }
+    }
 
     test("R3, R5: one script settles at most 100 heads of the line; the heads that still fit are granted by the next heartbeat or request") {
         runBlocking {
@@ -74,8 +107,8 @@ class LineBoundsSpec : FunSpec({
             val withdrawn = a.raw(Script.cancel, name, "big", "2", "1", total = 2) as List<*>
             withdrawn[0] shouldBe "E"
             places(name, "big", total = 2) shouldBe listOf("U") // gone, with its field and deadline
-            // Nothing of it is left: the hash has its 7 counters (f t n e queued seq resized), each zset only its "~".
-            redis.server.keySizes(name) shouldBe listOf(7, 1, 1, 1)
+            // Nothing of it is left: the hash has its 7 counters (f t n e queued seq resized) and "~", each zset only its "~".
+            redis.server.keySizes(name) shouldBe listOf(8, 1, 1, 1)
         }
     }
 })

@@ -167,7 +167,10 @@ class FaultHarness(private val options: Options) {
         try {
             repeat(options.clients) { i ->
                 val link = FaultyLink(master.port).also { links += it }
-                inJvm += InJvm("c$i", link).also { it.workload.start(scope) }
+                inJvm += InJvm("c$i", link).also {
+                    runBlocking { it.workload.warmUp() }
+                    it.workload.start(scope)
+                }
             }
             repeat(options.workers) { i ->
                 val link = FaultyLink(master.port).also { links += it }

@@ -31,6 +31,7 @@ object HarnessWorker {
         while (connected == null) connected = runCatching { RedisSemaphoreClient.connect(uri) }.getOrNull() ?: run { Thread.sleep(100); null }
         val client: RedisSemaphoreClient = connected
         val workload = Workload(name, client, plan, { say(it.line) }, seed.toLong()) { say("X " + it.replace('\n', '|')) }
+        kotlinx.coroutines.runBlocking { workload.warmUp() }
         workload.start(CoroutineScope(SupervisorJob() + Dispatchers.Default))
         say("READY")
         while (true) {

@@ -54,6 +54,24 @@ class Workload(
     private var paused = false
     private val jobs = mutableListOf<Job>()
 
+    /**
+     * Runs each form of call once, unrecorded, before any fault: a JVM's first calls load and compile their classes,
+     * which on a busy machine takes longer than a timed call's bound (S4 is about the client, not about class loading).
+     */
+    suspend fun warmUp() {
+        val s = redis.semaphore(plan.semaphore, plan.permits, plan.config)
+        val lock = redis.lock(plan.lock, plan.config)
+        runCatching { s.tryAcquire(100.milliseconds)?.let { s.release(it) } }
+        runCatching { s.withPermit { } }
+        runCatching { lock.tryLock(100.milliseconds)?.let { lock.unlock(it) } }
+        runCatching {
+            runInterruptible(Dispatchers.IO) {
+                AsyncRedisSemaphore.of(s).acquireBlocking(1, JavaDuration.ofMillis(100)).ifPresent { it.close() }
+                AsyncRedisLock.of(lock).lockBlocking(JavaDuration.ofMillis(100)).ifPresent { it.close() }
+            }
+        }
+    }
+
     /** Starts the loops in [scope]. */
     fun start(scope: CoroutineScope) {
         repeat(plan.coroutines) { i ->
