@@ -169,7 +169,7 @@ public final class AsyncRedisSemaphore {
     /**
      * Takes {@code permits} permits now if nobody is queued and they are free: one round trip to the
      * server, never queued (<a href="package-summary.html#try">the try forms</a>). The calling thread
-     * waits for the answer (at most Lettuce's command timeout).
+     * waits for the answer (at most the client's command timeout: 10 s unless its URI says {@code ?timeout=}).
      *
      * @param permits how many, at least 1 and at most the total
      * @return the permit, to be closed, or empty (nothing held)

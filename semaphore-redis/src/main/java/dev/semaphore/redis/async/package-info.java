@@ -46,18 +46,20 @@
  *
  * <h2 id="timeouts">Timeouts</h2>
  * A timed future fails with {@link java.util.concurrent.TimeoutException}, and a timed blocking call
- * returns an empty {@code Optional}, with nothing held and nothing queued; a grant that raced the
- * timeout is delivered instead. Zero or negative: only tries now.
+ * returns an empty {@code Optional}, with nothing held; a grant that raced the timeout is delivered
+ * instead. Either comes within the timeout plus 100 ms, counted from the call, whatever the network does
+ * (T1 in docs/redis-protocol.md): the request is withdrawn at the deadline, and if the server does not
+ * answer the withdrawal within 100 ms, it goes on in the background, so that the request leaves the line
+ * as soon as the server hears it. Zero or negative: only tries now.
  *
  * <h2 id="interrupts">Interrupts</h2>
  * The blocking forms are the futures plus a wait. Interrupting the waiting thread withdraws the
  * request, as cancelling its future would; a grant that raced the interrupt is released. The call
- * then waits (without interruption) until the server has been told, and throws
- * {@link java.lang.InterruptedException}: nothing is held and nothing is queued. A thread interrupted
- * before the call throws it at once, with nothing sent. (If the server cannot be reached, telling it
- * waits up to Lettuce's command timeout; the server then drops the request after
- * {@code waiterTimeToLive}.) {@code tryAcquire} and {@code RedisPermit.close()} wait for one round
- * trip and are not interrupted.
+ * then waits (without interruption) until the server has been told, at most 100 ms, and throws
+ * {@link java.lang.InterruptedException}: nothing is held. A thread interrupted before the call throws it
+ * at once, with nothing sent. (If the server does not answer within 100 ms, the withdrawal goes on in the
+ * background until it does, and meanwhile the server drops the request after {@code waiterTimeToLive}.)
+ * {@code tryAcquire} and {@code RedisPermit.close()} wait for one round trip and are not interrupted.
  *
  * <h2 id="replicas">Replicas</h2>
  * With {@code new RedisSemaphoreConfig().withReplicaAcks(n, timeout)}, a request gets a permit only
@@ -71,12 +73,13 @@
  *
  * <h2 id="closing">Closing a permit</h2>
  * {@link dev.semaphore.redis.async.RedisPermit#close()} releases once and blocks the calling thread
- * until the server answers (at most Lettuce's command timeout, 60 s by default, if it cannot be
- * reached); later calls do nothing, even if the first one threw. {@code release()} is the same without
+ * until the server answers (at most the client's command timeout, 10 s unless its URI says
+ * {@code ?timeout=}, if it cannot be reached); later calls do nothing, even if the first one threw. {@code release()} is the same without
  * blocking: every call returns the first call's future. A lease that expired before it was released
  * makes them throw (fail with) {@link dev.semaphore.redis.LeaseLostException}: its permits already went
  * to others. Renewals stop when the release is sent, so a release that failed otherwise (the server
- * unreachable) is not retried: the permits come back when the lease expires. A permit that is never
+ * unreachable) is not retried: the permits come back when the lease expires, and the lease then ends as
+ * given back, not lost (L3 in docs/redis-protocol.md). A permit that is never
  * closed stays held, renewed by the client, for as long as the client lives (unless {@code autoRenew}
  * is off): close every permit.
  *
