@@ -19,7 +19,7 @@
 --         a hashtable: lib.lua); and one field per request in
 --         line ("Q:permits:leaseMs:sinceMs", sinceMs when it joined the line, server ms), per live
 --         lease ("G:permits:token", removed with the lease), and per request that a reduction failed
---         ("E:toolarge", read once by its client, R3)
+--         ("E:toolarge", answered until its client withdraws it or its deadline passes, R3)
 --   2 q   zset: queued request id -> queue number (FIFO order)
 --   3 wx  zset: queued request id -> heartbeat deadline (server ms)
 --   4 lx  zset: "id:permits" of each live lease -> its expiry (server ms)
