@@ -22,6 +22,22 @@ internal class Script private constructor(operation: String, val integerReplies:
     }
     val sha: String = MessageDigest.getInstance("SHA-1").digest(text.toByteArray()).joinToString("") { "%02x".format(it) }
 
+    /**
+     * This operation's ARGV (head.lua): [id], then [own], its own arguments in the order its file lists
+     * them, and last the settings, "idleMs total publish" (read by slow paths only). An acquire's own are
+     * (permits, leaseMs, heartbeatMs, "queue" or "try"): it sends permits, leaseMs, the idle time (for its
+     * fast path) and the settings followed by the heartbeat ms or "try", 5 entries in all, as a release
+     * sends 4: Redis grows its ARGV table one power of two at a time, so every entry past 4 costs a resize.
+     */
+    fun argv(id: String, idleMs: String, total: String, publish: String, vararg own: String): Array<String> {
+        val settings = "$idleMs $total $publish"
+        return if (this === acquire) {
+            arrayOf(id, own[0], own[1], idleMs, "$settings ${if (own[3] == "try") "try" else own[2]}")
+        } else {
+            arrayOf(id, *own, settings)
+        }
+    }
+
     companion object {
         private const val LIB_MARK = "-- [lib.lua]\n"
 

@@ -109,7 +109,7 @@ public class RedisSemaphoreClient internal constructor(
     /** What follows the counter in this client's request ids: "/" and the encoded [clientName] (RequestIds). */
     private val idSuffix = "/" + RequestIds.encodeName(clientName)
 
-    /** The command that scripts publish grants with (head.lua's ARGV 5). */
+    /** The command that scripts publish grants with (in the settings, head.lua's last ARGV). */
     internal val publishCommand: String = if (sharded) "SPUBLISH" else "PUBLISH"
 
     /** Every request of this client now waiting for a grant, by id: one entry per waiting caller. */

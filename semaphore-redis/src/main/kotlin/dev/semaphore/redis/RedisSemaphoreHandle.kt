@@ -466,7 +466,7 @@ internal class RedisSemaphoreHandle(
             list(script(Script.renew, lease.id, lease.permits.toString(), leaseMs, "-"))
         } else {
             val (answer, acks) = client.runAndWait(
-                Script.renew, keys, args(lease.id, lease.permits.toString(), leaseMs, "confirm"),
+                Script.renew, keys, args(Script.renew, lease.id, lease.permits.toString(), leaseMs, "confirm"),
                 config.replicaAcks, config.replicaTimeout.inWholeMilliseconds,
             )
             if (answer[0] == "G" && acks < config.replicaAcks) {
@@ -587,12 +587,12 @@ internal class RedisSemaphoreHandle(
         e
     }
 
-    private fun args(id: String, vararg rest: String): Array<String> =
-        arrayOf(id, idleMs, configuredPermits.toString(), client.publishCommand, *rest)
+    private fun args(script: Script, id: String, vararg rest: String): Array<String> =
+        script.argv(id, idleMs, configuredPermits.toString(), client.publishCommand, *rest)
 
     @Suppress("UNCHECKED_CAST")
     private suspend fun script(script: Script, id: String, vararg rest: String): Any? =
-        client.run(script, keys, args(id, *rest))
+        client.run(script, keys, args(script, id, *rest))
 
     /** A reply that is an array (head.lua). */
     private fun list(reply: Any?): List<Any?> = reply as? List<Any?> ?: error("unexpected reply from a script on $name: $reply")

@@ -1,14 +1,14 @@
--- inspect: ARGV 5 limit (0 or more: entries listed per list). Who holds and who waits, read-only: no
--- lib.lua, so it neither purges (R5) nor creates the semaphore (R2), and it never waits. What is past
--- its time by the server's clock (R1) is left out, as the next purge would end it: a lease past its
--- expiry, a queued request past its heartbeat deadline. Bounded work and reply: at most limit
--- entries per list, and at most DEAD_SCAN dead requests looked at.
+-- inspect: ARGV 2 limit (0 or more: entries listed per list), 3 the settings (head.lua; not read). Who
+-- holds and who waits, read-only: no lib.lua, so it neither purges (R5) nor creates the semaphore (R2),
+-- and it never waits. What is past its time by the server's clock (R1) is left out, as the next purge
+-- would end it: a lease past its expiry, a queued request past its heartbeat deadline. Bounded work and
+-- reply: at most limit entries per list, and at most DEAD_SCAN dead requests looked at.
 -- Reply: {total, holders, {id, permits, token, remainingMs, ...}, queued, {id, permits, waitedMs, ...},
 -- held}: total -1 if the server has no such semaphore; holders and queued the true counts; the holders
 -- by expiry, soonest first (at most limit), the line from its head (at most limit); held the permits of
 -- the live leases (the free count f counts the leases past their expiry as held: their permits are
 -- taken out, those of at most DEAD_SCAN of them, the others' still counted).
-local limit = tonumber(ARGV[5])
+local limit = tonumber(A[2])
 local t = redis.call('TIME') -- R1
 NOW = t[1] * 1000 + math.floor(t[2] / 1000)
 local now = string.format('%d', NOW)

@@ -6,7 +6,8 @@ if not NOW then
   local t = redis.call('TIME') -- R1
   NOW, NOW_US = t[1] * 1000 + math.floor(t[2] / 1000), t[1] * 1000000 + t[2]
 end
-local IDLE_MS = tonumber(ARGV[2])
+local SETTINGS = A[#A] -- "idleMs total publish" (head.lua): each read where it is needed
+local IDLE_MS = tonumber(string.match(SETTINGS, '^%d+'))
 local PURGE_LIMIT = 100 -- due entries ended per zset and call (R5): every call does bounded work
 local GRANT_LIMIT = 100 -- heads of the line settled per call (R3, R5): granted, failed or dropped
 
@@ -45,7 +46,7 @@ end
 -- with the total its caller configured; afterwards the total on the server stands, and changes only by
 -- a resize. The fencing counter starts at the server's time in microseconds (R4, R9).
 if not TOTAL then
-  TOTAL = tonumber(ARGV[3])
+  TOTAL = tonumber(string.match(SETTINGS, '^%d+ (%d+)'))
   free, token, queued, MINE, LIVE = TOTAL, NOW_US, 0, nil, false
   redis.call('DEL', Q, WX, LX)
   for _, key in ipairs({ Q, WX, LX }) do redis.call('ZADD', key, '+inf', '~') end
@@ -125,7 +126,7 @@ local function grant()
     end
   end
   if #messages > 0 then
-    redis.call(ARGV[4], string.sub(S, 1, -2) .. 'wake', table.concat(messages, ','))
+    redis.call(string.match(SETTINGS, '^%d+ %d+ (%S+)'), string.sub(S, 1, -2) .. 'wake', table.concat(messages, ','))
   end
 end
 

@@ -1,11 +1,11 @@
--- resize: ARGV 5 "add", "reduce" or "set", 6 a count. Changes the total for every client (R2): add
--- and reduce change it by the count, set makes it the count. A reduction below what is held leaves
--- fewer than zero free (a debt that releases repay before anyone is granted); a queued request larger
--- than the new total fails when it reaches the head (R3). Returns {total}.
+-- resize: ARGV 2 "add", "reduce" or "set", 3 a count, 4 the settings (head.lua). Changes the total for
+-- every client (R2): add and reduce change it by the count, set makes it the count. A reduction below
+-- what is held leaves fewer than zero free (a debt that releases repay before anyone is granted); a
+-- queued request larger than the new total fails when it reaches the head (R3). Returns {total}.
 -- [lib.lua]
 local resized = redis.call('HGET', S, 'resized') or ''
 if string.find(' ' .. resized .. ' ', ' ' .. ID .. ' ', 1, true) then save() return { TOTAL } end -- R6
-local mode, n = ARGV[5], tonumber(ARGV[6])
+local mode, n = A[2], tonumber(A[3])
 local total = TOTAL
 if mode == 'add' then
   if TOTAL + n > 2147483647 then

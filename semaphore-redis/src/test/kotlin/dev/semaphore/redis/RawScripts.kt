@@ -1,10 +1,10 @@
 package dev.semaphore.redis
 
 /**
- * Runs [script] as a client of another process would, without a handle: with [id], the arguments
- * after the common ones ([rest]), a configured total of [total], and [publish] as the command that
- * publishes grants (head.lua's ARGV; "EXISTS" loses them). Returns the script's reply (an array, or
- * an integer from a fast path).
+ * Runs [script] as a client of another process would, without a handle: with [id], the operation's
+ * own arguments ([rest], as [Script.argv] takes them), a configured total of [total], and [publish] as
+ * the command that publishes grants (the settings of head.lua's ARGV; "EXISTS" loses them). Returns
+ * the script's reply (an array, or an integer from a fast path).
  */
 internal suspend fun RedisSemaphoreClient.raw(
     script: Script,
@@ -13,4 +13,4 @@ internal suspend fun RedisSemaphoreClient.raw(
     vararg rest: String,
     total: Int = 1,
     publish: String = "PUBLISH",
-): Any? = run(script, redisKeys(name), arrayOf(id, "86400000", total.toString(), publish, *rest))
+): Any? = run(script, redisKeys(name), script.argv(id, "86400000", total.toString(), publish, *rest))
