@@ -156,6 +156,8 @@ if [ "$mode" = distributed ]; then
   done
   java -jar "$jar" 'dev.semaphore.benchmarks.distributed.DistributedContended' -f 2 -wi 3 -i 8 -w 2s -r 2s \
     -rf json -rff "$dist/contended.json"
+  # Commands per acquisition, fairness, and the server's work in scripts: every implementation on one server in 40
+  # interleaved rounds (paired ratios per round), and, with valgrind on the PATH, instructions under callgrind.
   java -cp "$jar" dev.semaphore.benchmarks.distributed.RedisPeersReport | tee "$dist/peers.md"
   # The server the benchmarks ran: LocalRedisServer takes $REDIS_SERVER, else redis-server on the PATH,
   # else the build shipped in embedded-redis.
