@@ -156,7 +156,7 @@ class PartitionSpec : FunSpec({
                     println("$name: returned ${lease?.let { "a lease" } ?: "null"} after $took (timeout $timeout)")
                     lease.shouldBeNull()
                     took shouldBeLessThan timeout + slack
-                    delay(2500) // the partition goes on past the timeout
+                    delay(1000) // the partition goes on past the timeout
                     link.heal()
                     if (held != null) b.release(held)
                     // Nothing held, nothing queued: the withdrawal reached the server, or the server dropped the request.
