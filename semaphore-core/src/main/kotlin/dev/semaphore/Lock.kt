@@ -32,6 +32,7 @@
 
 package dev.semaphore
 
+import kotlin.coroutines.coroutineContext
 import dev.semaphore.bridge.InternalSemaphoreApi
 import dev.semaphore.bridge.LockHold
 import dev.semaphore.internal.AtomicRef
@@ -234,7 +235,7 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
      * A caller that queues a waiter when this fails ([mayWait]) gets false at once while others wait, or
      * while the lock is observed (the waiter then says who takes the lock: Observer.kt, O1).
      */
-    fun tryTake(owner: Any?, record: Any, mayWait: Boolean = false): Boolean {
+    fun tryTake(owner: Any?, record: Any, mayWait: Boolean = false, asker: Any? = null): Boolean {
         var step = 0
         while (true) {
             val h = holder.load()
@@ -243,7 +244,7 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
                 waiterQueue.checkOpen() // a closed lock refuses every acquisition, held or not
                 return false
             }
-            if (waiterQueue.tryAcquirePermits(1, 0, mayWait, owner)) {
+            if (waiterQueue.tryAcquirePermits(1, 0, mayWait, owner, asker)) {
                 holder.store(record)
                 return true
             }
@@ -254,6 +255,9 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
     }
 
     override suspend fun tryLock(timeout: Duration, owner: Any?): Boolean {
+        // Zero or negative: the same try as tryLock(owner), naming the coroutine (Observer.kt, H1). (A try that may
+        // wait answers false at once while observed, leaving the grant to the waiter, which names it.)
+        if (!timeout.isPositive()) return tryTake(owner, owner ?: NO_OWNER, asker = coroutineContext) || waiterQueue.refused(1)
         if (tryTake(owner, owner ?: NO_OWNER, mayWait = true)) return true
         val hold = Hold(owner)
         return waiterQueue.acquireWithin(1, 0, hold, timeout) { hold.end() }

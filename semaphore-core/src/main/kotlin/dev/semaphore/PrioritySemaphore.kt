@@ -1,5 +1,8 @@
 package dev.semaphore
 
+import dev.semaphore.internal.releaseFromScope
+import dev.semaphore.internal.releaseNamesCaller
+import kotlin.coroutines.coroutineContext
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
@@ -89,7 +92,7 @@ public suspend inline fun <T> PrioritySemaphore.withPermit(permits: Int = 1, pri
     try {
         return action()
     } finally {
-        release(permits)
+        if (releaseNamesCaller(this)) releaseFromScope(this, permits, coroutineContext) else release(permits)
     }
 }
 
@@ -108,7 +111,11 @@ internal class PrioritySemaphoreImpl(
     override fun tryAcquire(permits: Int, priority: Int): Boolean = tryAcquirePermits(permits, priority) || refused(permits)
 
     override suspend fun tryAcquire(timeout: Duration, permits: Int, priority: Int): Boolean =
-        tryAcquirePermits(permits, priority) || acquireWithin(permits, priority, this, timeout) { release(permits) }
+        if (timeout.isPositive()) { // a try granted at once names its coroutine (Observer.kt, H1), as in Semaphore
+            tryAcquirePermits(permits, priority, waitsIfRefused = true) || acquireWithin(permits, priority, this, timeout) { release(permits) }
+        } else {
+            tryAcquirePermits(permits, priority, false, null, coroutineContext) || refused(permits)
+        }
 
     override fun toString(): String = "PrioritySemaphore(${super.toString()})"
 }

@@ -4,6 +4,9 @@
  */
 package dev.semaphore
 
+import dev.semaphore.internal.unlockReadFromScope
+import dev.semaphore.internal.releaseNamesCaller
+import kotlin.coroutines.coroutineContext
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
@@ -217,7 +220,7 @@ public suspend inline fun <T> ReadWriteLock.withReadLock(action: () -> T): T {
     try {
         return action()
     } finally {
-        unlockRead()
+        if (releaseNamesCaller(this)) unlockReadFromScope(this, coroutineContext) else unlockRead()
     }
 }
 

@@ -82,6 +82,8 @@
  */
 package dev.semaphore
 
+import kotlin.coroutines.coroutineContext
+import dev.semaphore.internal.RELEASE_BY_SIZE
 import dev.semaphore.internal.AtomicStateCell
 import dev.semaphore.internal.EngineCounts
 import dev.semaphore.internal.FifoOrder
@@ -202,18 +204,21 @@ internal class ReadWriteLockImpl(
     override fun tryLockRead(): Boolean = tryTake(READ) || waiterQueue.refused(1)
 
     /** [tryLockRead] without counting a refusal: for a caller that waits next. */
-    internal fun tryTakeRead(): Boolean = tryTake(READ)
+    internal fun tryTakeRead(asker: Any? = null): Boolean = tryTake(READ, asker)
 
     override suspend fun tryLockRead(timeout: Duration): Boolean =
-        tryTake(READ) || waiterQueue.acquireWithin(1, 0, readRequests, timeout) { endRead() }
+        tryTake(READ, coroutineContext) || waiterQueue.acquireWithin(1, 0, readRequests, timeout) { endRead() }
 
-    override fun unlockRead() {
+    override fun unlockRead() = unlockRead(null)
+
+    /** [unlockRead], naming the hold it ends for observation ([key]: a scoped form's Job; Observer.kt, H2). */
+    internal fun unlockRead(key: Any?) {
         while (true) {
             val h = holds.load()
             check(h and READS != 0L) { "unlockRead() without a read hold: ${whyNoRead(h)}" }
             if (holds.cas(h, h - 1)) break
         }
-        waiterQueue.release(1)
+        waiterQueue.releaseNamed(1, key)
     }
 
     // ---- write ----
@@ -267,8 +272,8 @@ internal class ReadWriteLockImpl(
      * nobody waiting, and then tries the write hold as FIFO's try does. A writer that takes the permit
      * meanwhile joins the lock's line after this try, which is an order some sequential run gives.
      */
-    internal fun tryTakeWrite(): Boolean {
-        val line = writersLine ?: return tryTake(WRITE)
+    internal fun tryTakeWrite(asker: Any? = null): Boolean {
+        val line = writersLine ?: return tryTake(WRITE, asker)
         var step = 0
         while (!line.readLocked(lineIsFree)) {
             if (joining.load() == 0L) { // a writer waits, or is on its way (WL1)
@@ -277,7 +282,7 @@ internal class ReadWriteLockImpl(
             }
             spinWait(step++) // WL2: a writer between the writers' line and the lock's line
         }
-        return tryTake(WRITE)
+        return tryTake(WRITE, asker)
     }
 
     /** Under the writers' line's lock: its permit free, nobody waiting for it. */
@@ -287,8 +292,8 @@ internal class ReadWriteLockImpl(
     internal fun tryTakeWriteInLine(): Boolean = tryTake(WRITE)
 
     override suspend fun tryLockWrite(timeout: Duration): Boolean {
-        val line = writersLine ?: return tryTake(WRITE) || waiterQueue.acquireWithin(total, 0, writeRequests, timeout) { endWrite() }
-        if (tryTakeWrite()) return true
+        val line = writersLine ?: return tryTake(WRITE, coroutineContext) || waiterQueue.acquireWithin(total, 0, writeRequests, timeout) { endWrite() }
+        if (tryTakeWrite(coroutineContext)) return true
         if (!timeout.isPositive()) return waiterQueue.refused(total)
         if (timeout.isInfinite()) {
             lockWriteInLine(line)
@@ -305,7 +310,7 @@ internal class ReadWriteLockImpl(
             }
             if (holds.cas(h, h and WRITER.inv())) break
         }
-        waiterQueue.release(total)
+        waiterQueue.releaseNamed(total, RELEASE_BY_SIZE)
     }
 
     override fun downgrade() {
@@ -332,10 +337,10 @@ internal class ReadWriteLockImpl(
     override fun tryLockUpgradableRead(): Boolean = tryTake(UPGRADABLE_READ) || waiterQueue.refused(upgradablePermits)
 
     /** [tryLockUpgradableRead] without counting a refusal: for a caller that waits next. */
-    internal fun tryTakeUpgradableRead(): Boolean = tryTake(UPGRADABLE_READ)
+    internal fun tryTakeUpgradableRead(asker: Any? = null): Boolean = tryTake(UPGRADABLE_READ, asker)
 
     override suspend fun tryLockUpgradableRead(timeout: Duration): Boolean =
-        tryTake(UPGRADABLE_READ) ||
+        tryTake(UPGRADABLE_READ, coroutineContext) ||
             waiterQueue.acquireWithin(upgradablePermits, 0, upgradableRequests, timeout) { endUpgradable() }
 
     override fun unlockUpgradableRead() {
@@ -354,7 +359,7 @@ internal class ReadWriteLockImpl(
             }
             if (holds.cas(h, h and UPGRADABLE.inv())) break
         }
-        waiterQueue.release(upgradablePermits)
+        waiterQueue.releaseNamed(upgradablePermits, RELEASE_BY_SIZE)
     }
 
     override suspend fun upgrade() {
@@ -378,7 +383,7 @@ internal class ReadWriteLockImpl(
             upgraded = if (timeout.isPositive()) {
                 waiterQueue.acquireWithin(upgradePermits, UPGRADE_PRIORITY, request, timeout) { undoUpgrade() }
             } else {
-                tryTakeUpgrade()
+                tryTakeUpgrade(coroutineContext)
             }
             return upgraded
         } finally {
@@ -393,7 +398,7 @@ internal class ReadWriteLockImpl(
     // ---- the try forms (RW3) ----
 
     /** Takes a hold of [kind] now if it fits the holds and nobody is ahead in the line (RW3). */
-    private fun tryTake(kind: Int): Boolean {
+    private fun tryTake(kind: Int, asker: Any? = null): Boolean {
         val permits = permitsFor(kind)
         var step = 0
         while (true) {
@@ -401,7 +406,7 @@ internal class ReadWriteLockImpl(
                 waiterQueue.checkOpen() // a closed lock refuses every acquisition
                 return false
             }
-            if (waiterQueue.tryAcquirePermits(permits)) {
+            if (waiterQueue.tryAcquirePermits(permits, 0, false, null, asker)) {
                 record(kind)
                 return true
             }
@@ -421,14 +426,14 @@ internal class ReadWriteLockImpl(
      * The upgrade's try: it is served before everyone queued, so only other read holds stop it. The
      * engine refusing while none is recorded means another thread is between its two steps (RW2, RW3).
      */
-    internal fun tryTakeUpgrade(): Boolean {
+    internal fun tryTakeUpgrade(asker: Any? = null): Boolean {
         var step = 0
         while (true) {
             if (holds.load() and READS != 0L) {
                 waiterQueue.checkOpen()
                 return false
             }
-            if (waiterQueue.tryAcquirePermits(upgradePermits, UPGRADE_PRIORITY)) {
+            if (waiterQueue.tryAcquirePermits(upgradePermits, UPGRADE_PRIORITY, false, null, asker)) {
                 recordUpgrade()
                 return true
             }
@@ -516,7 +521,7 @@ internal class ReadWriteLockImpl(
             if (h and WRITER == 0L) return
             if (holds.cas(h, h and WRITER.inv())) break
         }
-        waiterQueue.release(total)
+        waiterQueue.releaseNamed(total, RELEASE_BY_SIZE)
     }
 
     /** RW4: ends the upgradable read if it is recorded and nobody is upgrading it. */
@@ -526,7 +531,7 @@ internal class ReadWriteLockImpl(
             if (h and (UPGRADABLE or UPGRADING) != UPGRADABLE) return
             if (holds.cas(h, h and UPGRADABLE.inv())) break
         }
-        waiterQueue.release(upgradablePermits)
+        waiterQueue.releaseNamed(upgradablePermits, RELEASE_BY_SIZE)
     }
 
     /** RW4, RW5: an upgrade granted but not taken turns the write hold back into the upgradable read. */

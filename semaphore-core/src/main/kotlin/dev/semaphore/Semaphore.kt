@@ -1,5 +1,8 @@
 package dev.semaphore
 
+import dev.semaphore.internal.releaseFromScope
+import dev.semaphore.internal.releaseNamesCaller
+import kotlin.coroutines.coroutineContext
 import dev.semaphore.internal.FifoOrder
 import dev.semaphore.internal.acquireSuspending
 import dev.semaphore.internal.acquireWithin
@@ -93,7 +96,7 @@ public suspend inline fun <T> Semaphore.withPermit(permits: Int = 1, action: () 
     try {
         return action()
     } finally {
-        release(permits)
+        if (releaseNamesCaller(this)) releaseFromScope(this, permits, coroutineContext) else release(permits)
     }
 }
 
@@ -107,8 +110,13 @@ internal class SemaphoreImpl(permits: Int, diagnostics: Diagnostics = Diagnostic
 
     override fun tryAcquire(permits: Int): Boolean = tryAcquirePermits(permits) || refused(permits)
 
+    // A try granted at once names its coroutine (Observer.kt, H1): the waiter does when it may wait, the context when not.
     override suspend fun tryAcquire(timeout: Duration, permits: Int): Boolean =
-        tryAcquirePermits(permits) || acquireWithin(permits, 0, this, timeout) { release(permits) }
+        if (timeout.isPositive()) {
+            tryAcquirePermits(permits, 0, waitsIfRefused = true) || acquireWithin(permits, 0, this, timeout) { release(permits) }
+        } else {
+            tryAcquirePermits(permits, 0, false, null, coroutineContext) || refused(permits)
+        }
 
     override fun toString(): String = "Semaphore(${super.toString()})"
 }

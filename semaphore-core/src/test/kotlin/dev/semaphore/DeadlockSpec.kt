@@ -93,7 +93,7 @@ class DeadlockSpec : FunSpec({
         jfr.first().getString("description") shouldContain "transfer-1"
     }
 
-    test("a coroutine and a Java future (requested on one thread) in a deadlock") {
+    test("a coroutine and a blocked Java thread in a deadlock: the thread is the participant") {
         val a = Lock(diagnostics = Diagnostics(name = "java-a", detectDeadlocksAfter = 50.milliseconds))
         val b = Lock(diagnostics = Diagnostics(name = "java-b", detectDeadlocksAfter = 50.milliseconds))
         runBlocking(Dispatchers.Default) {
@@ -107,13 +107,9 @@ class DeadlockSpec : FunSpec({
             }
             coroutineHoldsA.await(10, TimeUnit.SECONDS) shouldBe true
             val javaSide = Thread({
-                val holdB = JavaBridge.lockAsync(b, JavaBridge.NO_TIMEOUT) { it }.join()
+                val holdB = JavaBridge.lockBlocking(b, JavaBridge.NO_TIMEOUT)!!
                 javaHoldsB.countDown()
-                val wantA = JavaBridge.lockAsync(a, JavaBridge.NO_TIMEOUT) { it } // waits for the coroutine
-                try {
-                    wantA.join().unlock()
-                } catch (_: Exception) {
-                }
+                JavaBridge.lockBlocking(a, JavaBridge.NO_TIMEOUT)!!.unlock() // waits for the coroutine
                 holdB.unlock()
             }, "java-worker")
             javaSide.start()
@@ -121,7 +117,7 @@ class DeadlockSpec : FunSpec({
             val d = Diagnostics.findDeadlocks().single()
             val who = d.participants.map { it.who }
             who.any { it.startsWith("coroutine \"kotlin-side\"") } shouldBe true
-            who.any { it == "future requested on thread \"java-worker\"" } shouldBe true
+            who.any { it == "thread \"java-worker\"" } shouldBe true
             coroutine.cancel() // the coroutine gives up waiting for b, and ends still holding a (taken without withLock)
             coroutine.join()
             a.unlock() // so the test ends that hold: the Java side gets a, then releases both

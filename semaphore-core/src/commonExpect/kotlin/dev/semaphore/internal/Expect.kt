@@ -65,7 +65,9 @@ internal expect class Requester(what: Int, thread: Any?, coroutineName: String?,
     companion object {
         val COROUTINE: Int
         val DRAIN: Int
+        val FUTURE_ASKER: Any
         fun ofThread(owner: Any?, what: Int = 0): Requester
+        fun of(asker: Any?, owner: Any?): Requester
     }
 }
 
@@ -78,7 +80,7 @@ internal expect class Observer {
     fun failed(w: PermitWaiter)
     fun closed(cause: Throwable?, failed: Int)
     fun resized(oldTotal: Int, newTotal: Int)
-    fun released(permits: Int)
+    fun released(permits: Int, key: Any?)
     fun refused(permits: Int)
     fun oldestWaitNanos(): Long?
     fun takePending(): Any?

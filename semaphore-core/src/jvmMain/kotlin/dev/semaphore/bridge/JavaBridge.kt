@@ -26,6 +26,7 @@ import dev.semaphore.internal.GrantFuture
 import dev.semaphore.internal.Leaks
 import dev.semaphore.internal.PermitHold
 import dev.semaphore.internal.ReadWriteHold
+import dev.semaphore.internal.Requester
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WritersLineFuture
 import dev.semaphore.internal.acquireBlocking
@@ -69,7 +70,7 @@ public object JavaBridge {
     @JvmStatic
     public fun <T> acquireAsync(pool: PermitPool, permits: Int, priority: Int, timeoutNanos: Long, onGrant: (Int) -> T): CompletableFuture<T> {
         val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
-        return future({ queue.tryAcquirePermits(permits, priority) }, { onGrant(permits) }) {
+        return future({ queue.tryAcquirePermits(permits, priority, false, null, Requester.FUTURE_ASKER) }, { onGrant(permits) }) {
             waitFor(queue, permits, timeoutNanos) { queue.requestFuture(permits, priority, queue, onGrant, permits) }
         }
     }
@@ -91,7 +92,9 @@ public object JavaBridge {
     ): CompletableFuture<T> {
         val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
         // Observed, a request that may wait is refused here and made by its waiter (K1).
-        return future({ queue.tryAcquirePermits(permits, priority, timeoutNanos > 0) }, { grantedNow(queue, permits, timeoutNanos, onGrant, onWatched) }) {
+        // A try granted at once names the future (Observer.kt, H1); one that may wait is named by its waiter.
+        val asker = if (timeoutNanos > 0) null else Requester.FUTURE_ASKER
+        return future({ queue.tryAcquirePermits(permits, priority, timeoutNanos > 0, null, asker) }, { grantedNow(queue, permits, timeoutNanos, onGrant, onWatched) }) {
             waitForPermits(queue, permits, priority, timeoutNanos, onGrant, onWatched)
         }
     }
@@ -169,7 +172,7 @@ public object JavaBridge {
         val impl = lock as? LockImpl ?: throw notEngineBacked(lock)
         val hold = impl.Hold(null)
         val queue = impl.waiterQueue
-        return future({ impl.tryTake(null, hold) }, { Leaks.watchIfObserved(queue, onGrant(hold), hold) { 1 } }) {
+        return future({ impl.tryTake(null, hold, asker = Requester.FUTURE_ASKER) }, { Leaks.watchIfObserved(queue, onGrant(hold), hold) { 1 } }) {
             waitFor(queue, 1, timeoutNanos) { requestHold(queue, 1, 0, hold, hold, onGrant) }
         }
     }
@@ -206,7 +209,7 @@ public object JavaBridge {
         val hold = ReadWriteHold(impl, kind)
         val queue = impl.waiterQueue
         val writersLine = if (kind == HoldKind.WRITE) impl.writersLine else null
-        return future({ hold.tryTake() }, { Leaks.watchIfObserved(queue, onGrant(hold), hold) { hold.permits() } }) {
+        return future({ hold.tryTake(Requester.FUTURE_ASKER) }, { Leaks.watchIfObserved(queue, onGrant(hold), hold) { hold.permits() } }) {
             @Suppress("UNCHECKED_CAST") // T is the handle, never null (onGrant must not return null)
             if (writersLine != null) {
                 waitFor(queue, impl.total, timeoutNanos) { WritersLineFuture(impl, writersLine, hold, onGrant as (LockHold) -> Any).start() as GrantFuture<T> }

@@ -14,24 +14,23 @@
  * that already passed: a search therefore reads everything twice and reports a cycle only if every
  * request and hold in it is still there the second time. A deadlock does not go away by itself, so it
  * is always confirmed; a cycle that was resolving is not reported.
- * Bounds: one weak entry per detecting primitive alive; the reported deadlocks remembered are those
- * found by the last search (a deadlock resolved is forgotten, so a new one of the same parties is new).
+ * Who a participant is comes from the records (Observer.kt, H1, H2): a hold left UNATTRIBUTED by anonymous
+ * releases starts and ends no edge, and a future's request is a participant of its own (the thread that
+ * made it does not wait for it), which never both waits and holds, so futures close no cycle.
+ * Bounds: one weak entry per detecting primitive alive. A deadlock reported is remembered by a mark on the
+ * records of its requests (WaitRecord.reportedInDeadlock), which go when the requests leave the line, so
+ * nothing outlives the participants; a new deadlock of the same parties has new requests, and is new.
  */
 package dev.semaphore.internal
 
 import dev.semaphore.Deadlock
 import dev.semaphore.DeadlockParticipant
-import kotlinx.coroutines.ExperimentalCoroutinesApi
-import kotlinx.coroutines.Job
 import java.util.Collections
 import java.util.IdentityHashMap
 import java.util.concurrent.TimeUnit
 
 internal object Deadlocks {
     private val registered = WeakRegistry<WaiterQueue>()
-
-    /** Signatures (the identities of the requests in the cycle) of the deadlocks reported and still there. */
-    private val reported: MutableSet<Set<WaitRecord>> = Collections.synchronizedSet(HashSet())
 
     /** Registers [queue] (observed, of a Lock or ReadWriteLock) and watches it: a request older than [afterNanos] starts a search. */
     fun register(queue: WaiterQueue, afterNanos: Long) {
@@ -84,10 +83,11 @@ internal object Deadlocks {
             for ((i, w) in v.waits.withIndex()) {
                 val from = participant(w.requester)
                 val out = edges.getOrPut(from) { ArrayList() }
-                val own = v.holds.filter { participant(it.requester) === from }.sumOf { it.permits.toLong() }
+                val own = v.holds.filter { !it.requester.isUnattributed && participant(it.requester) === from }.sumOf { it.permits.toLong() }
                 val need = w.permits + own
-                if (need > v.total) out += Step(v, w, from, v.holds.first { participant(it.requester) === from })
+                if (need > v.total) out += Step(v, w, from, v.holds.first { !it.requester.isUnattributed && participant(it.requester) === from })
                 for (h in v.holds) {
+                    if (h.requester.isUnattributed) continue // H2: names nobody, so no edge
                     val by = participant(h.requester)
                     if (by !== from && need + h.permits > v.total) out += Step(v, w, by, h)
                 }
@@ -134,7 +134,7 @@ internal object Deadlocks {
             val who = participant(step.request.requester)
             val holds = ArrayList<String>()
             for (v in views) for (h in v.holds) {
-                if (participant(h.requester) === who) {
+                if (!h.requester.isUnattributed && participant(h.requester) === who) {
                     val info = v.observer.holdInfoOf(h)
                     holds += v.observer.describePrimitive() + ": " + info.permits + (if (info.permits == 1) " permit" else " permits") +
                         (info.held?.let { " for " + dev.semaphore.formatDuration(it) } ?: "") +
@@ -142,7 +142,7 @@ internal object Deadlocks {
                 }
             }
             DeadlockParticipant(
-                who = describeParticipant(who, step.request.requester),
+                who = step.request.requester.describe(),
                 waitsOn = step.view.observer.describePrimitive(),
                 request = step.view.observer.waitInfoOf(step.request),
                 holds = holds,
@@ -156,43 +156,30 @@ internal object Deadlocks {
 
     /**
      * Who a request or hold belongs to (Deadlock.kt): the Lock's owner, else the launched coroutine
-     * (scope coroutines such as withContext, coroutineScope and withTimeout are their parent's), else the thread.
+     * (scope coroutines such as withContext, coroutineScope and withTimeout are their parent's), else the
+     * future's request, else the thread (Observer.kt, H1).
      */
-    @OptIn(ExperimentalCoroutinesApi::class)
-    private fun participant(r: Requester): Any {
-        r.owner?.let { return it }
-        var job = r.job as Job?
-        while (job != null && isScope(job)) job = job.parent ?: break
-        return job ?: r.thread ?: r
-    }
-
-    /** A participant in words: the launched coroutine it stands for, or what [r] says. */
-    private fun describeParticipant(p: Any, r: Requester): String {
-        if (p !is Job || p === r.job) return r.describe()
-        val name = (p as? kotlinx.coroutines.CoroutineScope)?.coroutineContext?.get(kotlinx.coroutines.CoroutineName)?.name
-        return "coroutine" + (if (name != null) " \"$name\"" else "") + " " + p
-    }
-
-    private fun isScope(job: Job): Boolean {
-        var c: Class<*>? = job.javaClass
-        while (c != null) {
-            if (c.name == "kotlinx.coroutines.internal.ScopeCoroutine") return true
-            c = c.superclass
-        }
-        return false
-    }
+    private fun participant(r: Requester): Any = r.key // its Job is the launched coroutine's already (Requester.job)
 
     private fun report(found: List<Found>) {
-        val now = found.map { it.signature }.toSet()
-        synchronized(reported) {
-            reported.retainAll(now)
-        }
         for (f in found) {
-            if (!reported.add(f.signature)) continue
+            if (!markReported(f.signature)) continue
             Observer.LOG.log(System.Logger.Level.ERROR, f.deadlock.toString())
             Jfr.deadlock(f.deadlock)
             for (o in f.observers) o.deadlockFound(f.deadlock)
         }
+    }
+
+    /** Marks the requests of a deadlock as reported; false if they all were already (reported before). */
+    private fun markReported(requests: Set<WaitRecord>): Boolean = synchronized(this) {
+        var new = false
+        for (r in requests) {
+            if (!r.reportedInDeadlock) {
+                r.reportedInDeadlock = true
+                new = true
+            }
+        }
+        new
     }
 
     /** How many primitives are registered now (for the tests of the bound). */

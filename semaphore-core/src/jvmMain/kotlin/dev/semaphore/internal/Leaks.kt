@@ -62,6 +62,10 @@ internal object Leaks {
             }
             if (rec == null) null else Taken(rec.requester, rec.permits, rec.sinceNanos, rec.stack)
         } ?: Taken(requester ?: Requester(what, thread, null, null, null), permits, System.nanoTime(), null)
+        when (hold) { // the handle's close names the hold it ends (Observer.kt, H2)
+            is PermitHold -> hold.key = found.requester.key
+            is ReadWriteHold -> hold.key = found.requester.key
+        }
         watched.incrementAndGet()
         cleaner.register(handle, Check(queue, hold, observer.primitive, observer.kind, found))
     }
@@ -131,11 +135,15 @@ internal class PermitHold(private val pool: WaiterQueue, private val permits: In
     @Volatile
     private var held = true
 
+    /** Who took these permits, for the release that ends their hold (Observer.kt, H2); set by the watch (K3). */
+    @Volatile
+    var key: Any? = null
+
     override val isHeld: Boolean get() = held
 
     override fun unlock() {
         held = false
-        pool.release(permits)
+        pool.releaseNamed(permits, key)
     }
 
     override fun toString(): String = "$permits permits"

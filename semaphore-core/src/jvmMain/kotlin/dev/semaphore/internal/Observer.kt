@@ -10,10 +10,23 @@
  *     there and handed out by the unlock (takePending), then delivered by the thread that unlocked, after
  *     its wakes, to listeners and JFR. A listener's exception is logged, never thrown to the caller.
  * O3  A hold that began before observation is unknown here: its release is reported with an unknown
- *     start. Releases are anonymous on a semaphore (release(n) names no hold), so a release ends, in this
- *     order: a hold of n permits taken by the releasing thread (latest first), the oldest hold of n
- *     permits, then the oldest holds, in part if need be. A Lock has one hold at a time, so its records are
- *     exact; a ReadWriteLock's reads are anonymous like a semaphore's.
+ *     start, and ends no record.
+ * H1  Who takes a hold is the requester of the call that took it, whatever path granted it (the lock-free
+ *     path is off while observed, O1): a suspending call names its coroutine, through its waiter or, for a
+ *     try granted at once, through the CoroutineContext it passes (`asker`); a Java future names the
+ *     request itself (Requester.FUTURE: the thread that made it does not wait for it); a blocking call and
+ *     a non-suspending call name the thread (a non-suspending call cannot see a coroutine), and a Lock's
+ *     owner is added to each. [Requester.key] is that identity.
+ * H2  Which hold a release ends is never guessed. A release that names its hold (`key`: a scoped form in
+ *     a coroutine, withPermit, withLock, withReadLock..., names its coroutine's Job; a Java handle names
+ *     its request; a ReadWriteLock's unlockWrite and unlockUpgradableRead name the one hold of their size,
+ *     RELEASE_BY_SIZE) ends the latest hold of that key with the permits released. An anonymous release
+ *     (release(n), unlock(), unlockRead()) ends a hold when every hold it could end has one key (a Lock's
+ *     one hold, a semaphore used by one coroutine): the latest of exactly n permits, else the oldest, in
+ *     part. Otherwise it is not known whose permits came back: the holds it could have ended become one
+ *     UNATTRIBUTED hold of the permits still held among them, named by nobody, which no wait-for edge of
+ *     Deadlocks.kt starts or ends at, and whose permits later releases (named or not) end first when the
+ *     hold they name is not found. The permits held stay exact; only the names are given up.
  * O4  The writers' line of a ReadWriteLock with ReadWritePolicy.WRITERS_LINE (ReadWriteLockImpl.kt, WL1) is
  *     a queue of its own, observed by an Observer of its own ([writersLineOf] > 0) when the lock is observed
  *     from creation. It records the writers waiting there (shown as requests of the write hold: waiters()
@@ -39,12 +52,22 @@ import java.util.concurrent.atomic.AtomicBoolean
 internal class Requester(
     private val what: Int,
     val thread: Thread?,
-    private val coroutineName: String?,
-    /** The coroutine's Job, or null. */
-    val job: Any?,
+    coroutineName: String?,
+    job: Any?,
     /** A Lock's owner, or null. */
     val owner: Any?,
 ) {
+    /**
+     * The coroutine's Job, or null: the launched coroutine's, read when it asks, since a scope inside it
+     * (withContext, coroutineScope, withTimeout) is the same participant and leaves its parent when it ends.
+     */
+    val job: Any? = launchedJob(job)
+
+    /** The launched coroutine's CoroutineName, else the one where it asked (a scope inside may name a section of it). */
+    private val coroutineName: String? =
+        if (this.job === job) coroutineName
+        else (this.job as? kotlinx.coroutines.CoroutineScope)?.coroutineContext?.get(kotlinx.coroutines.CoroutineName)?.name ?: coroutineName
+
     fun describe(): String = buildString {
         if (owner != null) append("owner ").append(owner).append(" (")
         when (what) {
@@ -55,6 +78,7 @@ internal class Requester(
             }
             FUTURE -> append("future requested on thread \"").append(thread?.name).append('"')
             THREAD -> append("thread \"").append(thread?.name).append('"')
+            UNATTRIBUTED -> append("unattributed (anonymous releases left it unknown whose permits these are)")
             else -> append("drainPermits() on thread \"").append(thread?.name).append('"')
         }
         if (owner != null) append(')')
@@ -62,13 +86,36 @@ internal class Requester(
 
     override fun toString(): String = describe()
 
+    /** H1: the identity of who asked: the Lock's owner, else the coroutine's Job, else the request (a future, a drain, an unattributed hold), else the thread. */
+    val key: Any get() = owner ?: job ?: if (what == THREAD) thread ?: this else this
+
+    val isUnattributed: Boolean get() = what == UNATTRIBUTED
+
     companion object {
         const val THREAD = 0
         const val COROUTINE = 1
         const val FUTURE = 2
         const val DRAIN = 3
+        const val UNATTRIBUTED = 4
+
+        /** The `asker` of a Java future's try (H1). */
+        val FUTURE_ASKER: Any = Any()
 
         fun ofThread(owner: Any?, what: Int = THREAD): Requester = Requester(what, Thread.currentThread(), null, null, owner)
+
+        /** H1: who asks, from a try's `asker` (null: the thread; a CoroutineContext: its coroutine; [FUTURE_ASKER]). */
+        fun of(asker: Any?, owner: Any?): Requester = when (asker) {
+            null -> ofThread(owner)
+            is kotlin.coroutines.CoroutineContext -> Requester(
+                COROUTINE,
+                Thread.currentThread(),
+                asker[kotlinx.coroutines.CoroutineName]?.name,
+                asker[kotlinx.coroutines.Job],
+                owner,
+            )
+            FUTURE_ASKER -> ofThread(owner, FUTURE)
+            else -> ofThread(owner)
+        }
     }
 }
 
@@ -81,6 +128,10 @@ internal class WaitRecord(
     val stack: Array<StackTraceElement>?,
 ) {
     var jfr: Any? = null
+
+    /** Part of a deadlock already reported (Deadlocks.kt): goes with this record. */
+    @Volatile
+    var reportedInDeadlock = false
 }
 
 internal class HoldRecord(
@@ -180,28 +231,81 @@ internal class Observer(
         if (listeners.isNotEmpty()) add(Pending.Resized(oldTotal, newTotal))
     }
 
-    /** O3: ends the holds that a release of [permits] ends. */
-    fun released(permits: Int) {
-        val me = Thread.currentThread()
-        var i = holds.size - 1 // indexed loops: no iterator per release
-        while (i >= 0 && !(holds[i].permits == permits && holds[i].requester.thread === me)) i--
-        if (i < 0) i = holds.indexOfFirst { it.permits == permits }
-        if (i >= 0) {
-            end(holds.removeAt(i), permits)
+    /** H2: ends the hold that a release of [permits] ends, named by [key] (or null: anonymous). */
+    fun released(permits: Int, key: Any?) {
+        if (key === RELEASE_BY_SIZE) { // the one hold of its size (a ReadWriteLock's write or upgradable read)
+            var found = -1
+            for (j in holds.indices) {
+                if (holds[j].permits == permits && !holds[j].requester.isUnattributed) {
+                    if (found >= 0) { found = -2; break }
+                    found = j
+                }
+            }
+            if (found >= 0) {
+                end(holds.removeAt(found), permits)
+                return
+            }
+        } else if (key != null) {
+            val k = launchedJob(key) ?: key // a scoped form names its scope's Job; holds name the launched coroutine's
+            var i = holds.size - 1 // indexed loops: no iterator per release
+            while (i >= 0 && !(holds[i].permits == permits && holds[i].requester.key === k)) i--
+            if (i >= 0) {
+                end(holds.removeAt(i), permits)
+                return
+            }
+            if (takeUnattributed(permits)) return // its hold was made unattributed by an anonymous release
+        }
+        if (holds.isEmpty()) return unknownEnded(permits) // O3
+        val first = holds[0].requester.key
+        var oneKey = true
+        for (j in 1 until holds.size) if (holds[j].requester.key !== first) { oneKey = false; break }
+        if (oneKey && !holds[0].requester.isUnattributed) {
+            var i = holds.size - 1
+            while (i >= 0 && holds[i].permits != permits) i--
+            if (i >= 0) {
+                end(holds.removeAt(i), permits)
+                return
+            }
+            var left = permits
+            while (left > 0 && holds.isNotEmpty()) {
+                val rec = holds[0]
+                val take = minOf(left, rec.permits)
+                if (take == rec.permits) holds.removeAt(0) else rec.permits -= take
+                end(rec, take)
+                left -= take
+            }
+            if (left > 0) unknownEnded(left)
             return
         }
-        var left = permits
-        while (left > 0 && holds.isNotEmpty()) {
-            val rec = holds[0]
-            val take = minOf(left, rec.permits)
-            if (take == rec.permits) holds.removeAt(0) else rec.permits -= take
-            end(rec, take)
-            left -= take
-        }
-        if (left > 0 && listeners.isNotEmpty()) { // holds taken before observation (O3)
-            add(Pending.Released(HoldInfo(UNKNOWN_HOLDER, null, left, UNKNOWN_NANOS, UNKNOWN_NANOS, emptyList()), false, null))
+        // Not known whose permits came back: every hold is a candidate; what is left of them is unattributed.
+        var held = 0L
+        for (rec in holds) held += rec.permits
+        holds.clear()
+        if (held > permits) holds.add(unattributed((held - permits).toInt()))
+        if (listeners.isNotEmpty()) {
+            add(Pending.Released(HoldInfo(UNATTRIBUTED_HOLDER, null, permits, UNKNOWN_NANOS, UNKNOWN_NANOS, emptyList()), false, null))
         }
     }
+
+    /** H2: ends [permits] of the unattributed hold, if it has that many. */
+    private fun takeUnattributed(permits: Int): Boolean {
+        val i = holds.indexOfFirst { it.requester.isUnattributed }
+        if (i < 0 || holds[i].permits < permits) return false
+        val rec = holds[i]
+        if (rec.permits == permits) holds.removeAt(i) else rec.permits -= permits
+        if (listeners.isNotEmpty()) {
+            add(Pending.Released(HoldInfo(UNATTRIBUTED_HOLDER, null, permits, UNKNOWN_NANOS, UNKNOWN_NANOS, emptyList()), false, null))
+        }
+        return true
+    }
+
+    private fun unknownEnded(permits: Int) {
+        if (listeners.isNotEmpty()) { // holds taken before observation (O3)
+            add(Pending.Released(HoldInfo(UNKNOWN_HOLDER, null, permits, UNKNOWN_NANOS, UNKNOWN_NANOS, emptyList()), false, null))
+        }
+    }
+
+    private fun unattributed(permits: Int) = HoldRecord(UNATTRIBUTED_REQUESTER, permits, UNKNOWN_NANOS, null).also { it.reportedLong = true }
 
     /** Reports the end of [permits] of [rec], reading the clock only if someone is told. */
     private fun end(rec: HoldRecord, permits: Int) {
@@ -367,7 +471,7 @@ internal class Observer(
         rec.requester.owner,
         rec.permits,
         rec.sinceNanos,
-        now - rec.sinceNanos,
+        if (rec.sinceNanos == UNKNOWN_NANOS) UNKNOWN_NANOS else now - rec.sinceNanos,
         rec.stack.frames(),
     )
 
@@ -389,6 +493,8 @@ internal class Observer(
     companion object {
         private val NO_LISTENERS = emptyArray<SemaphoreListener>()
         private const val UNKNOWN_HOLDER = "a holder from before observation began"
+        private const val UNATTRIBUTED_HOLDER = "unattributed (anonymous releases left it unknown whose permits these are)"
+        private val UNATTRIBUTED_REQUESTER = Requester(Requester.UNATTRIBUTED, null, null, null, null)
         val LOG: System.Logger = System.getLogger("dev.semaphore")
 
         /**
@@ -439,6 +545,30 @@ internal fun WaiterQueue.announceDeadline(timeoutNanos: Long): Thread? {
 /** Clears an announcement that no offer took (granted at once, or refused by an exception), on its own thread. */
 internal fun clearDeadline(announcer: Thread) {
     if (Thread.currentThread() === announcer) Observer.announcedDeadline.remove()
+}
+
+/**
+ * The coroutine a [job] stands for (H1): [job] itself, or for a scope coroutine (withContext, coroutineScope,
+ * withTimeout: kotlinx's ScopeCoroutine and its subclasses) the launched coroutine it runs in. Anything that
+ * is not a Job is returned as it is. Read while the scope is active (it leaves its parent when it ends).
+ */
+@OptIn(kotlinx.coroutines.ExperimentalCoroutinesApi::class)
+internal fun launchedJob(job: Any?): Any? {
+    if (job !is kotlinx.coroutines.Job) return job
+    var j: kotlinx.coroutines.Job = job
+    while (IS_SCOPE.get(j.javaClass)) j = j.parent ?: break
+    return j
+}
+
+private val IS_SCOPE = object : ClassValue<Boolean>() {
+    override fun computeValue(type: Class<*>): Boolean {
+        var c: Class<*>? = type
+        while (c != null) {
+            if (c.name == "kotlinx.coroutines.internal.ScopeCoroutine") return true
+            c = c.superclass
+        }
+        return false
+    }
 }
 
 /** A time on System.nanoTime's clock that is not known (a hold from before observation), or no deadline. */

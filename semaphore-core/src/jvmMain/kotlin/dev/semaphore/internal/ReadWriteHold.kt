@@ -49,11 +49,15 @@ internal class ReadWriteHold(private val lock: ReadWriteLockImpl, private val ki
     }
 
     /** The fast path (RW2, RW3): the lock's own try form. */
-    fun tryTake(): Boolean = when (kind) {
-        HoldKind.READ -> lock.tryTakeRead()
-        HoldKind.WRITE -> lock.tryTakeWrite()
-        HoldKind.UPGRADABLE_READ -> lock.tryTakeUpgradableRead()
+    fun tryTake(asker: Any? = null): Boolean = when (kind) {
+        HoldKind.READ -> lock.tryTakeRead(asker)
+        HoldKind.WRITE -> lock.tryTakeWrite(asker)
+        HoldKind.UPGRADABLE_READ -> lock.tryTakeUpgradableRead(asker)
     }
+
+    /** Who took this hold, for the release that ends it (Observer.kt, H2); set by the leak watch (Leaks.kt, K3). */
+    @Volatile
+    var key: Any? = null
 
     /** The upgrade's future, while this upgradable read is UPGRADING through a future (H3). */
     @Volatile
@@ -74,7 +78,7 @@ internal class ReadWriteHold(private val lock: ReadWriteLockImpl, private val ki
             }
         }
         when (kind) {
-            HoldKind.READ -> lock.unlockRead()
+            HoldKind.READ -> lock.unlockRead(key)
             HoldKind.WRITE -> lock.unlockWrite()
             HoldKind.UPGRADABLE_READ -> lock.unlockUpgradableRead()
         }

@@ -359,8 +359,12 @@ internal open class WaiterQueue(
     fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean): Boolean =
         tryAcquirePermits(permits, priority, waitsIfRefused, null)
 
-    /** [tryAcquirePermits], naming the Lock [owner] that asks, for observation only. */
-    fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean, owner: Any?): Boolean {
+    /**
+     * [tryAcquirePermits], naming for observation only the Lock [owner] that asks and who asks ([asker]:
+     * null for the calling thread, the caller's CoroutineContext for a coroutine, [Requester.FUTURE_ASKER]
+     * for a future; Observer.kt, H1).
+     */
+    fun tryAcquirePermits(permits: Int, priority: Int, waitsIfRefused: Boolean, owner: Any?, asker: Any? = null): Boolean {
         checkPermitCount(permits)
         val need = permits.toLong() shl 32
         var s = hint // I12: a guess at the word (NO_GUESS: read first)
@@ -400,21 +404,21 @@ internal open class WaiterQueue(
             return false
         }
         if (waitsIfRefused && loadQueued() > 0) return false
-        return tryAcquireSlow(permits, priority, waitsIfRefused, owner)
+        return tryAcquireSlow(permits, priority, waitsIfRefused, owner, asker)
     }
 
     // Out of line, so that the fast path above stays small enough for the JIT to inline.
-    private fun tryAcquireSlow(permits: Int, priority: Int, waitsIfRefused: Boolean, owner: Any?): Boolean {
+    private fun tryAcquireSlow(permits: Int, priority: Int, waitsIfRefused: Boolean, owner: Any?, asker: Any?): Boolean {
         return locked {
             checkOpenLocked()
             require(permits <= wTotal) { tooMany(permits, wTotal) }
             val obs = wObs
-            if (obs != null && waitsIfRefused) {
+            if (obs != null && waitsIfRefused && asker == null) {
                 false // observed: the caller's waiter asks next, and says who it is (O1)
             } else if (wAvail >= permits && order.newcomerLeads(priority, now())) {
                 wAvail -= permits
                 lockedAcquired++
-                obs?.acquiredNow(permits, Requester.ofThread(owner))
+                obs?.acquiredNow(permits, Requester.of(asker, owner))
                 true
             } else {
                 false
@@ -530,12 +534,23 @@ internal open class WaiterQueue(
         releaseSlow(permits)
     }
 
+    /**
+     * [release] by a caller that names the hold it ends ([key]: the coroutine's Job of a scoped form such as
+     * withPermit, a Java handle's hold), so that observation ends exactly that hold (Observer.kt, H2).
+     * Unobserved, it is [release].
+     */
+    fun releaseNamed(permits: Int, key: Any?) {
+        if (key == null || observer == null) return release(permits)
+        checkPermitCount(permits)
+        releaseSlow(permits, key)
+    }
+
     // Out of line, like tryAcquireSlow.
-    private fun releaseSlow(permits: Int) {
+    private fun releaseSlow(permits: Int, key: Any? = null) {
         locked {
             check(wAvail.toLong() + permits <= wTotal) { overRelease(permits, wAvail, wTotal) }
             wAvail += permits
-            wObs?.released(permits)
+            wObs?.released(permits, key)
             grantLocked()
         }
     }
