@@ -148,3 +148,89 @@ internal object NamedPrimitives {
     /** How many entries are kept now (for the tests of the bound). */
     fun size(): Int = registry.size()
 }
+
+/**
+ * Diagnostics for every primitive of the process, chosen without changing code: the system property
+ * `dev.semaphore.diagnostics` (docs/diagnostics.md, "Turning it on for a whole process"), a comma-separated
+ * list of `tracking=holders|stacks`, `longHolds=<duration>`, `deadlocks=<duration>` (Locks and ReadWriteLocks
+ * only) and `listener=<class name>` (a public class with a public no-argument constructor, made once and
+ * added to every primitive). Durations are read by `kotlin.time.Duration.parse`: `30s`, `1m 30s`, `PT0.5S`.
+ * Each primitive takes them at its creation, on top of its own [Diagnostics]: the higher tracking, its own
+ * threshold and deadlock wait if it has one, else the process's.
+ */
+internal object ProcessDiagnostics {
+    const val PROPERTY: String = "dev.semaphore.diagnostics"
+
+    private class Parsed(
+        val text: String,
+        val tracking: Tracking,
+        val longHolds: Duration?,
+        val deadlocks: Duration?,
+        val listener: SemaphoreListener?,
+    )
+
+    @Volatile
+    private var parsed: Parsed? = null
+
+    private fun current(): Parsed? {
+        val text = System.getProperty(PROPERTY)?.takeIf { it.isNotBlank() } ?: return null
+        parsed?.let { if (it.text == text) return it }
+        return parse(text).also { parsed = it }
+    }
+
+    /** [config] as a primitive of [kind] takes it, with the process's diagnostics on top. */
+    fun apply(config: Diagnostics, kind: String): Diagnostics {
+        val p = current() ?: return config
+        val tracking = if (p.tracking > config.tracking) p.tracking else config.tracking
+        val longHolds = config.longHoldThreshold ?: p.longHolds
+        val deadlocks = config.detectDeadlocksAfter ?: if (kind == "Lock" || kind == "ReadWriteLock") p.deadlocks else null
+        if (tracking == config.tracking && longHolds == config.longHoldThreshold && deadlocks == config.detectDeadlocksAfter) return config
+        return Diagnostics(config.name, tracking, longHolds, deadlocks)
+    }
+
+    /** The process's listener, or null. */
+    fun listener(): SemaphoreListener? = current()?.listener
+
+    private fun parse(text: String): Parsed {
+        var tracking = Tracking.OFF
+        var longHolds: Duration? = null
+        var deadlocks: Duration? = null
+        var listener: SemaphoreListener? = null
+        for (part in text.split(',')) {
+            val key = part.substringBefore('=').trim()
+            val value = part.substringAfter('=', "").trim()
+            fun bad(why: String): Nothing =
+                throw IllegalArgumentException("system property $PROPERTY=\"$text\": $why in \"${part.trim()}\" $FORMAT")
+            fun duration(): Duration {
+                val d = try {
+                    Duration.parse(value)
+                } catch (e: IllegalArgumentException) {
+                    bad("\"$value\" is not a duration")
+                }
+                if (!d.isPositive() || !d.isFinite()) bad("the duration must be positive and finite")
+                return d
+            }
+            when (key) {
+                "tracking" -> tracking = when (value) {
+                    "holders" -> Tracking.HOLDERS
+                    "stacks" -> Tracking.HOLDERS_AND_STACKS
+                    "off" -> Tracking.OFF
+                    else -> bad("tracking is holders, stacks or off, not \"$value\"")
+                }
+                "longHolds" -> longHolds = duration()
+                "deadlocks" -> deadlocks = duration()
+                "listener" -> listener = try {
+                    Class.forName(value).getConstructor().newInstance() as SemaphoreListener
+                } catch (e: ReflectiveOperationException) {
+                    bad("no public class \"$value\" with a public no-argument constructor (${e.javaClass.simpleName})")
+                } catch (e: ClassCastException) {
+                    bad("\"$value\" is not a dev.semaphore.SemaphoreListener")
+                }
+                else -> bad("unknown option \"$key\"")
+            }
+        }
+        return Parsed(text, tracking, longHolds, deadlocks, listener)
+    }
+
+    private const val FORMAT = "(options: tracking=holders|stacks, longHolds=<duration>, deadlocks=<duration>, listener=<class name>)"
+}

@@ -194,6 +194,38 @@ class DiagnosticsTruthSpec : FunSpec({
         heard.shouldBeEmpty()
     }
 
+    test("-Ddev.semaphore.diagnostics observes every primitive created after it; a bad value is refused, naming it") {
+        val saved = System.getProperty("dev.semaphore.diagnostics")
+        try {
+            System.setProperty("dev.semaphore.diagnostics", "tracking=holders, deadlocks=2s, listener=dev.semaphore.ObservingListener")
+            val lock = Lock()
+            val sem = Semaphore(2)
+            val before = ObservingListener.events.get()
+            runBlocking(CoroutineName("everywhere")) {
+                lock.lock()
+                sem.acquire()
+            }
+            lock.holders().single().holder shouldStartWith "coroutine \"everywhere\""
+            sem.holders().single().holder shouldStartWith "coroutine \"everywhere\""
+            (ObservingListener.events.get() - before >= 2) shouldBe true // the process's listener heard both
+            for ((value, named) in listOf(
+                "tracking=all" to "tracking is holders, stacks or off, not \"all\"",
+                "deadlocks=soon" to "\"soon\" is not a duration",
+                "longHolds=-1s" to "must be positive",
+                "listener=no.such.Listener" to "no public class \"no.such.Listener\"",
+                "listener=java.lang.Object" to "\"java.lang.Object\" is not a dev.semaphore.SemaphoreListener",
+                "colour=blue" to "unknown option \"colour\"",
+            )) {
+                System.setProperty("dev.semaphore.diagnostics", value)
+                val e = io.kotest.assertions.throwables.shouldThrow<IllegalArgumentException> { Semaphore(1) }
+                e.message!! shouldContain "dev.semaphore.diagnostics=\"$value\""
+                e.message!! shouldContain named
+            }
+        } finally {
+            if (saved == null) System.clearProperty("dev.semaphore.diagnostics") else System.setProperty("dev.semaphore.diagnostics", saved)
+        }
+    }
+
     test("a reported deadlock keeps none of its participants alive once they are gone") {
         class Owner(val payload: ByteArray = ByteArray(1 shl 20))
         val refs = ArrayList<WeakReference<Any>>()

@@ -82,3 +82,18 @@ val primitiveFactories: List<Pair<String, () -> Primitive>> = listOf(
         }
     },
 )
+
+/**
+ * Runs [create] with the process-wide diagnostics (`-Ddev.semaphore.diagnostics`, set by the observed test
+ * execution) out of the way: for the few tests of how observation begins and ends, and of the lock-free
+ * paths, which need a primitive that starts unobserved in that execution too.
+ */
+fun <T> withoutProcessDiagnostics(create: () -> T): T {
+    val saved = System.getProperty("dev.semaphore.diagnostics") ?: return create()
+    System.clearProperty("dev.semaphore.diagnostics")
+    try {
+        return create()
+    } finally {
+        System.setProperty("dev.semaphore.diagnostics", saved)
+    }
+}

@@ -251,7 +251,7 @@ class WaiterQueueSpec : FunSpec({
     }
 
     test("I12: after a missed guess takes read first, and guessing comes back within 1,024 takes") {
-        val q = queueOf(3)
+        val q = withoutProcessDiagnostics { queueOf(3) } // the lock-free path (I12), which observation turns off (O1)
         val idle = WaiterQueue.packFast(3, 3)
         q.hint shouldBe idle // from construction: the word with every permit free
         q.hint = WaiterQueue.packFast(2, 3) // a guess that misses: the word is idle

@@ -9,22 +9,25 @@ import dev.semaphore.HoldInfo
 import dev.semaphore.Inspectable
 import dev.semaphore.ListenerRegistration
 import dev.semaphore.NamedPrimitives
+import dev.semaphore.ProcessDiagnostics
 import dev.semaphore.SemaphoreListener
 import dev.semaphore.WaitInfo
 import java.util.concurrent.TimeUnit
 
 /** At the creation of [primitive] (of [kind]) on this queue: registers its name, and observes it if [config] asks. */
-internal fun WaiterQueue.attach(primitive: Inspectable, kind: String, config: Diagnostics) {
-    val deadlocks = config.detectDeadlocksAfter
-    require(deadlocks == null || kind == "Lock" || kind == "ReadWriteLock") {
-        "deadlock detection is for a Lock or a ReadWriteLock, whose holds have holders; this is a $kind ($config)"
+internal fun WaiterQueue.attach(primitive: Inspectable, kind: String, own: Diagnostics) {
+    require(own.detectDeadlocksAfter == null || kind == "Lock" || kind == "ReadWriteLock") {
+        "deadlock detection is for a Lock or a ReadWriteLock, whose holds have holders; this is a $kind ($own)"
     }
+    val config = ProcessDiagnostics.apply(own, kind)
+    val deadlocks = config.detectDeadlocksAfter
     if (config.name != null) NamedPrimitives.register(primitive)
     if (config.observesFromCreation) {
         observed({ Observer(primitive, this, kind, config) }) {}
         config.longHoldThreshold?.let { LongHolds.watch(this, it.inWholeNanoseconds) }
         if (deadlocks != null) Deadlocks.register(this, deadlocks.inWholeNanoseconds)
     }
+    ProcessDiagnostics.listener()?.let { addListenerFor(primitive, kind, own, it) }
 }
 
 /**
@@ -32,7 +35,8 @@ internal fun WaiterQueue.attach(primitive: Inspectable, kind: String, config: Di
  * line as the lock is observed (Observer.kt, O4), if [config] asks for observation from creation, and lets the
  * deadlock watch see the writers waiting in it.
  */
-internal fun WaiterQueue.attachWritersLine(lock: Inspectable, config: Diagnostics, writePermits: Int) {
+internal fun WaiterQueue.attachWritersLine(lock: Inspectable, own: Diagnostics, writePermits: Int) {
+    val config = ProcessDiagnostics.apply(own, "ReadWriteLock")
     if (!config.observesFromCreation) return
     observed({ Observer(lock, this, "ReadWriteLock", config, writersLineOf = writePermits) }) {}
     config.detectDeadlocksAfter?.let { Deadlocks.register(this, it.inWholeNanoseconds) }

@@ -505,13 +505,19 @@ internal class Observer(
 
         private fun Array<StackTraceElement>?.frames(): List<StackTraceElement> = this?.asList() ?: emptyList()
 
-        /** The caller's stack, without the library's own frames (and the coroutine machinery) at its top. */
-        fun callerStack(): Array<StackTraceElement> {
-            val all = Throwable().stackTrace
-            var i = 0
-            while (i < all.size && isLibraryFrame(all[i].className)) i++
-            return all.copyOfRange(i, all.size)
-        }
+        /**
+         * The caller's stack, without the library's own frames (and the coroutine machinery) at its top, cut at
+         * [STACK_FRAMES] frames: walked lazily, so that its cost follows what is kept, not the stack's depth (a
+         * whole stack of a deep caller cost about 200 µs a capture).
+         */
+        fun callerStack(): Array<StackTraceElement> = STACK_WALKER.walk { frames ->
+            frames.dropWhile { isLibraryFrame(it.className) }.limit(STACK_FRAMES.toLong()).map { it.toStackTraceElement() }.toArray { n -> arrayOfNulls<StackTraceElement>(n) }
+        }.requireNoNulls()
+
+        /** The frames a captured stack keeps at most (docs/diagnostics.md). */
+        const val STACK_FRAMES = 32
+
+        private val STACK_WALKER: StackWalker = StackWalker.getInstance()
 
         private fun isLibraryFrame(c: String): Boolean =
             LIBRARY_PREFIXES.any { c.startsWith(it) } || c.startsWith("kotlinx.coroutines.") || c.startsWith("kotlin.coroutines.") ||

@@ -411,8 +411,8 @@ class AsyncSemaphoreTest {
     void aRequestGrantedAtOnceGetsTheJdksCompletedFuture() throws Exception {
         // Permit was a CompletableFuture of itself; now it is a plain handle, and a request granted at once
         // gets CompletableFuture.completedFuture(permit): completing or cancelling it does nothing, and the
-        // Permit it holds must be closed.
-        AsyncSemaphore s = AsyncSemaphore.create(2);
+        // Permit it holds must be closed. (Unobserved: an observed request is watched for a leak, through a future of ours.)
+        AsyncSemaphore s = Unobserved.create(() -> AsyncSemaphore.create(2));
         CompletableFuture<Permit> f = s.acquire();
         assertSame(CompletableFuture.class, f.getClass(), "the JDK's own future, not a subclass");
         assertTrue(f.isDone());
@@ -450,7 +450,7 @@ class AsyncSemaphoreTest {
     void anUncontendedAcquisitionAllocatesAJdkFutureAndAPermitOnly() {
         var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         assertTrue(threads.isThreadAllocatedMemorySupported());
-        AsyncSemaphore s = AsyncSemaphore.create(1);
+        AsyncSemaphore s = Unobserved.create(() -> AsyncSemaphore.create(1)); // what an unobserved request allocates
         int n = 100_000;
         Object[] kept = new Object[n]; // every object escapes: the JIT cannot remove an allocation
         long bare = Long.MAX_VALUE;

@@ -199,7 +199,7 @@ class DiagnosticsTest {
 
     @Test
     void holdersAndTheDumpShowWhoHoldsWhatSinceWhen() throws Exception {
-        AsyncSemaphore s = AsyncSemaphore.create(5, Diagnostics.named("java-holders").withTracking(Tracking.HOLDERS));
+        AsyncSemaphore s = Unobserved.create(() -> AsyncSemaphore.create(5, Diagnostics.named("java-holders").withTracking(Tracking.HOLDERS)));
         assertTrue(s.holders().isEmpty());
         Instant before = Instant.now();
         Permit two = s.acquire(2).join();

@@ -117,7 +117,7 @@ class LeakTest {
 
     @Test
     void aBlockedThreadsPermitAndALockHoldAreReportedToo() throws Exception {
-        AsyncSemaphore s = AsyncSemaphore.create(1, Diagnostics.named("java-leaky-blocking"));
+        AsyncSemaphore s = Unobserved.create(() -> AsyncSemaphore.create(1, Diagnostics.named("java-leaky-blocking")));
         Leaks heard = new Leaks();
         s.addListener(heard);
         acquireBlockingAndDrop(s);
@@ -126,7 +126,7 @@ class LeakTest {
         assertEquals(1, heard.leaks.get(0).permits());
         assertTrue(heard.leaks.get(0).stack().isEmpty(), "stacks are captured only with HOLDERS_AND_STACKS");
 
-        AsyncLock lock = AsyncLock.create(Diagnostics.named("java-leaky-lock"));
+        AsyncLock lock = Unobserved.create(() -> AsyncLock.create(Diagnostics.named("java-leaky-lock")));
         Leaks lockHeard = new Leaks();
         lock.addListener(lockHeard);
         lockAndDrop(lock);
@@ -182,9 +182,9 @@ class LeakTest {
 
     @Test
     void anUnobservedPrimitiveWatchesNothingAndAnObservedOneWatchesEachPermit() throws Exception {
-        AsyncSemaphore quiet = AsyncSemaphore.create(3);
-        AsyncLock quietLock = AsyncLock.create();
-        AsyncReadWriteLock quietRw = AsyncReadWriteLock.create();
+        AsyncSemaphore quiet = Unobserved.create(() -> AsyncSemaphore.create(3));
+        AsyncLock quietLock = Unobserved.create(() -> AsyncLock.create());
+        AsyncReadWriteLock quietRw = Unobserved.create(() -> AsyncReadWriteLock.create());
         long before = JavaBridge.watchedHandles();
         quiet.acquire().join().close();
         quiet.acquire(2, Duration.ZERO).join().close();

@@ -49,7 +49,11 @@ final class Binding {
     /** Guards {@link #BY_REGISTRY} and every binding's owners and state. */
     private static final Object LOCK = new Object();
 
-    /** The bindings alive, per registry and tags. Registries are compared by identity (none overrides equals). */
+    /**
+     * The bindings alive, per registry and tags. Registries are compared by identity (none overrides equals). The
+     * registry is a weak key, and nothing here holds it strongly (a binding keeps it weakly): a registry dropped by
+     * the application goes, with its entry, even while primitives bound to it live.
+     */
     private static final Map<MeterRegistry, Map<Tags, Binding>> BY_REGISTRY = new WeakHashMap<>();
 
     /** One daemon thread for the library, started at the first binding. */
@@ -61,7 +65,8 @@ final class Binding {
         });
     }
 
-    private final MeterRegistry registry;
+    /** Weakly (see BY_REGISTRY): a registry that is gone has no meters left to remove. */
+    private final WeakReference<MeterRegistry> registry;
     private final Tags tags;
     private final WeakReference<Inspectable> primitive;
     private final List<Meter> meters = new ArrayList<>();
@@ -78,7 +83,7 @@ final class Binding {
     private boolean removed;
 
     private Binding(MeterRegistry registry, Tags tags, Inspectable primitive) {
-        this.registry = registry;
+        this.registry = new WeakReference<>(registry);
         this.tags = tags;
         this.primitive = new WeakReference<>(primitive);
     }
@@ -118,7 +123,7 @@ final class Binding {
             }
             Binding binding = new Binding(registry, tags, primitive);
             try {
-                binding.registerSnapshotMeters(primitive);
+                binding.registerSnapshotMeters(registry, primitive);
                 binding.owners.put(owner, want);
                 binding.updateEvents(primitive);
             } catch (RuntimeException e) {
@@ -162,10 +167,11 @@ final class Binding {
     private void remove() {
         if (removed) return;
         removed = true;
-        Map<Tags, Binding> bindings = BY_REGISTRY.get(registry);
+        MeterRegistry r = registry.get();
+        Map<Tags, Binding> bindings = r == null ? null : BY_REGISTRY.get(r);
         if (bindings != null && bindings.get(tags) == this) {
             bindings.remove(tags);
-            if (bindings.isEmpty()) BY_REGISTRY.remove(registry);
+            if (bindings.isEmpty()) BY_REGISTRY.remove(r);
         }
         removeMeters();
         owners.clear();
@@ -173,7 +179,8 @@ final class Binding {
 
     private void removeMeters() {
         removeEvents();
-        for (Meter meter : meters) registry.remove(meter);
+        MeterRegistry r = registry.get();
+        if (r != null) for (Meter meter : meters) r.remove(meter);
         meters.clear();
     }
 
@@ -188,9 +195,10 @@ final class Binding {
             anyEvents |= want.events();
         }
         boolean wanted = anyExplicit ? explicitEvents : anyEvents;
-        if (wanted && events == null) {
+        MeterRegistry r = registry.get();
+        if (wanted && events == null && r != null) {
             try {
-                events = new WeakReference<>(EventMeters.register(registry, tags, primitive, eventMeters));
+                events = new WeakReference<>(EventMeters.register(r, tags, primitive, eventMeters));
             } catch (RuntimeException e) {
                 removeEvents();
                 throw e;
@@ -205,7 +213,8 @@ final class Binding {
         EventMeters listener = ref == null ? null : ref.get();
         if (listener != null) listener.close();
         events = null;
-        for (Meter meter : eventMeters) registry.remove(meter);
+        MeterRegistry r = registry.get();
+        if (r != null) for (Meter meter : eventMeters) r.remove(meter);
         eventMeters.clear();
     }
 
@@ -225,30 +234,30 @@ final class Binding {
         }
     }
 
-    private void registerSnapshotMeters(Inspectable primitive) {
-        gauge(primitive, PERMITS_LIMIT, "Permits that exist: held plus available (the snapshot's totalPermits)",
+    private void registerSnapshotMeters(MeterRegistry registry, Inspectable primitive) {
+        gauge(registry, primitive, PERMITS_LIMIT, "Permits that exist: held plus available (the snapshot's totalPermits)",
                 s -> s.totalPermits());
-        gauge(primitive, PERMITS_AVAILABLE, "Permits free now; below zero while a reduction's debt is repaid",
+        gauge(registry, primitive, PERMITS_AVAILABLE, "Permits free now; below zero while a reduction's debt is repaid",
                 s -> s.availablePermits());
-        gauge(primitive, PERMITS_HELD, "Permits held now: limit minus available", s -> s.heldPermits());
-        gauge(primitive, REQUESTS_WAITING, "Requests waiting in line now", s -> s.queuedRequests());
-        counter(primitive, REQUESTS, Tags.of(TAG_OUTCOME, "acquired"),
+        gauge(registry, primitive, PERMITS_HELD, "Permits held now: limit minus available", s -> s.heldPermits());
+        gauge(registry, primitive, REQUESTS_WAITING, "Requests waiting in line now", s -> s.queuedRequests());
+        counter(registry, primitive, REQUESTS, Tags.of(TAG_OUTCOME, "acquired"),
                 "Requests granted, at once or after waiting", s -> s.acquired());
-        counter(primitive, REQUESTS, Tags.of(TAG_OUTCOME, "refused"),
+        counter(registry, primitive, REQUESTS, Tags.of(TAG_OUTCOME, "refused"),
                 "try calls without a timeout (or with one of zero) that took nothing", s -> s.tryRefused());
-        counter(primitive, REQUESTS, Tags.of(TAG_OUTCOME, "timed_out"),
+        counter(registry, primitive, REQUESTS, Tags.of(TAG_OUTCOME, "timed_out"),
                 "Requests that left the line because their timeout passed", s -> s.timedOut());
-        counter(primitive, REQUESTS, Tags.of(TAG_OUTCOME, "cancelled"),
+        counter(registry, primitive, REQUESTS, Tags.of(TAG_OUTCOME, "cancelled"),
                 "Requests that left the line because their caller went away", s -> s.cancelled());
-        counter(primitive, REQUESTS, Tags.of(TAG_OUTCOME, "failed"),
+        counter(registry, primitive, REQUESTS, Tags.of(TAG_OUTCOME, "failed"),
                 "Requests failed by close: those waiting at the close and those made after it", s -> s.failedByClose());
-        counter(primitive, REQUESTS_ACQUIRED_AFTER_WAIT, Tags.empty(),
+        counter(registry, primitive, REQUESTS_ACQUIRED_AFTER_WAIT, Tags.empty(),
                 "Requests granted after waiting in line (part of semaphore.requests{outcome=acquired})",
                 s -> s.acquiredAfterWait());
     }
 
     /** A gauge that reads {@code value} from a fresh snapshot; it holds the primitive weakly (Micrometer's default). */
-    private void gauge(Inspectable primitive, String name, String description, ToDoubleFunction<SemaphoreSnapshot> value) {
+    private void gauge(MeterRegistry registry, Inspectable primitive, String name, String description, ToDoubleFunction<SemaphoreSnapshot> value) {
         meters.add(Gauge.builder(name, primitive, p -> value.applyAsDouble(p.snapshot()))
                 .tags(tags)
                 .description(description)
@@ -256,7 +265,7 @@ final class Binding {
     }
 
     /** A counter that reads {@code value} from a fresh snapshot; it holds the primitive weakly (Micrometer's default). */
-    private void counter(Inspectable primitive, String name, Tags outcome, String description,
+    private void counter(MeterRegistry registry, Inspectable primitive, String name, Tags outcome, String description,
                          ToDoubleFunction<SemaphoreSnapshot> value) {
         meters.add(FunctionCounter.builder(name, primitive, p -> value.applyAsDouble(p.snapshot()))
                 .tags(tags.and(outcome))

@@ -334,4 +334,20 @@ class SemaphoreMetricsTest {
         assertEquals(7.0, gauge(registry, SemaphoreMetrics.PERMITS_LIMIT, name));
         assertEquals(19, describe(registry, name).size());
     }
+
+    @Test
+    void aRegistryTheApplicationDropsIsCollectedWhileItsPrimitivesLive() throws Exception {
+        AsyncSemaphore db = AsyncSemaphore.create(2, Diagnostics.named(uniqueName("outlives-its-registry")));
+        WeakReference<MeterRegistry> dropped = bindToThrowawayRegistry(db);
+        collectUntil("the registry the application dropped", () -> dropped.get() == null);
+        try (Permit p = db.acquireBlocking()) { // the primitive lives on, its listener's meters gone with the registry
+            assertEquals(1, db.availablePermits());
+        }
+    }
+
+    private static WeakReference<MeterRegistry> bindToThrowawayRegistry(AsyncSemaphore db) {
+        MeterRegistry throwaway = new SimpleMeterRegistry();
+        SemaphoreMetrics.of(db.asKotlin()).bindTo(throwaway); // with the listener's meters (the default)
+        return new WeakReference<>(throwaway);
+    }
 }
