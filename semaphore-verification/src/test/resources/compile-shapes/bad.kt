@@ -29,6 +29,15 @@ suspend fun withLockSeconds(lock: Lock) {
 suspend fun withLockIntOwner(lock: Lock, id: Int) {
     lock.withLock(id) { } // ERROR: a number is not an owner
 }
+fun tryLockJavaDuration(lock: Lock) {
+    lock.tryLock(java.time.Duration.ofSeconds(5)) // ERROR: a java.time.Duration is not an owner
+}
+suspend fun lockJavaDuration(lock: Lock) {
+    lock.lock(java.time.Duration.ofMillis(50)) // ERROR: a java.time.Duration is not an owner
+}
+suspend fun withLockJavaDuration(lock: Lock) {
+    lock.withLock(java.time.Duration.ofSeconds(5)) { } // ERROR: a java.time.Duration is not an owner
+}
 
 // The order of java.util.concurrent (permits, then time) and the old (owner, timeout): the timeout comes first.
 suspend fun permitsThenTimeout(semaphore: Semaphore) {

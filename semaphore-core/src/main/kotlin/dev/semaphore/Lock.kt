@@ -37,7 +37,9 @@ import dev.semaphore.bridge.InternalSemaphoreApi
 import dev.semaphore.bridge.LockHold
 import dev.semaphore.internal.AtomicRef
 import dev.semaphore.internal.Grantee
+import dev.semaphore.internal.JavaTimeDuration
 import dev.semaphore.internal.PermitWaiter
+import dev.semaphore.internal.Requester
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
 import dev.semaphore.internal.acquireSuspending
@@ -136,6 +138,16 @@ public interface Lock : Inspectable {
     @JvmSynthetic
     public suspend fun lock(owner: Number): Nothing = throw IllegalArgumentException(NUMBER_IS_NOT_AN_OWNER)
 
+    /** Not an owner: `lock(Duration.ofMillis(50))` would wait without limit with the `java.time.Duration` as its owner. */
+    @Deprecated(JAVA_DURATION_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public suspend fun lock(timeout: JavaTimeDuration): Nothing = throw IllegalArgumentException(JAVA_DURATION_IS_NOT_AN_OWNER)
+
+    /** Not an owner: `tryLock(Duration.ofSeconds(5))` would not wait; it would try once with the `java.time.Duration` as its owner. */
+    @Deprecated(JAVA_DURATION_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public fun tryLock(owner: JavaTimeDuration): Nothing = throw IllegalArgumentException(JAVA_DURATION_IS_NOT_AN_OWNER)
+
     /** Not an owner: `tryLock(5000)` would not wait; it would take the lock with 5000 as its owner. */
     @Deprecated(NUMBER_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
     @JvmSynthetic
@@ -177,6 +189,15 @@ public fun <T> Lock.withLock(owner: Number, action: () -> T): T = throw IllegalA
 private const val DURATION_IS_NOT_AN_OWNER =
     "lock() has no timeout, and a Duration would be taken for its owner: use tryLock(timeout), which returns false when the time runs out"
 
+/** Not an owner: `withLock(Duration.ofSeconds(5)) { }` would wait without limit with the `java.time.Duration` as its owner. */
+@Deprecated(JAVA_DURATION_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+@JvmSynthetic
+public fun <T> Lock.withLock(timeout: JavaTimeDuration, action: () -> T): T = throw IllegalArgumentException(JAVA_DURATION_IS_NOT_AN_OWNER)
+
+private const val JAVA_DURATION_IS_NOT_AN_OWNER =
+    "a java.time.Duration is not an owner, and lock() has no timeout: for a timeout, pass a kotlin.time.Duration, " +
+        "tryLock(timeout.toKotlinDuration()), which returns false when the time runs out"
+
 private const val NUMBER_IS_NOT_AN_OWNER =
     "a number is not an owner: owners are compared by identity, and a boxed number has none. " +
         "For a timeout, pass a Duration: tryLock(5.seconds)"
@@ -191,11 +212,11 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
     override val name: String? get() = diagnostics.name
 
     init {
+        waiterQueue.attach(this, "Lock", diagnostics) // first, so that a lock created locked has its holder recorded
         if (locked) {
-            waiterQueue.tryAcquirePermits(1)
+            waiterQueue.tryAcquirePermits(1, 0, false, null, Requester.CREATED_LOCKED)
             holder.store(NO_OWNER)
         }
-        waiterQueue.attach(this, "Lock", diagnostics)
     }
 
     override fun snapshot(): SemaphoreSnapshot = waiterQueue.readCounts { it.toSnapshot("Lock", name) }

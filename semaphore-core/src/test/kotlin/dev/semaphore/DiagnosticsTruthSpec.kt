@@ -226,6 +226,31 @@ class DiagnosticsTruthSpec : FunSpec({
         }
     }
 
+    test("a Lock created locked lists its holder; a closed held Lock counts every refused lock() and tryLock()") {
+        val created = Lock(locked = true, diagnostics = Diagnostics(tracking = Tracking.HOLDERS))
+        created.holders().single().holder shouldBe "the lock's creation with locked = true, on thread \"${Thread.currentThread().name}\""
+        created.unlock()
+        created.holders().shouldBeEmpty()
+        for (d in listOf(Diagnostics.NONE, Diagnostics(tracking = Tracking.HOLDERS))) {
+            val lock = Lock(diagnostics = d)
+            val sem = Semaphore(1, Diagnostics(tracking = d.tracking))
+            runBlocking {
+                lock.lock()
+                sem.acquire()
+                lock.close()
+                sem.close()
+                io.kotest.assertions.throwables.shouldThrow<SemaphoreClosedException> { lock.lock() }
+                io.kotest.assertions.throwables.shouldThrow<SemaphoreClosedException> { lock.tryLock() }
+                io.kotest.assertions.throwables.shouldThrow<SemaphoreClosedException> { lock.tryLock(1.seconds) }
+                io.kotest.assertions.throwables.shouldThrow<SemaphoreClosedException> { sem.acquire() }
+                io.kotest.assertions.throwables.shouldThrow<SemaphoreClosedException> { sem.tryAcquire() }
+                io.kotest.assertions.throwables.shouldThrow<SemaphoreClosedException> { sem.tryAcquire(1.seconds) }
+            }
+            lock.snapshot().failedByClose shouldBe 3L
+            sem.snapshot().failedByClose shouldBe 3L // the same count for the same calls
+        }
+    }
+
     test("a reported deadlock keeps none of its participants alive once they are gone") {
         class Owner(val payload: ByteArray = ByteArray(1 shl 20))
         val refs = ArrayList<WeakReference<Any>>()

@@ -66,6 +66,7 @@ internal expect class Requester(what: Int, thread: Any?, coroutineName: String?,
         val COROUTINE: Int
         val DRAIN: Int
         val FUTURE_ASKER: Any
+        val CREATED_LOCKED: Any
         fun ofThread(owner: Any?, what: Int = 0): Requester
         fun of(asker: Any?, owner: Any?): Requester
     }
@@ -121,3 +122,7 @@ internal expect fun EngineCounts.toSnapshot(
     writeLocked: Boolean = false,
     upgradableHeld: Boolean = false,
 ): SemaphoreSnapshot
+
+// ---- Platform.kt: the JVM's java.time.Duration, for Lock.kt's compile-time traps (another platform has none) ----
+
+public expect class JavaTimeDuration

@@ -79,6 +79,7 @@ internal class Requester(
             FUTURE -> append("future requested on thread \"").append(thread?.name).append('"')
             THREAD -> append("thread \"").append(thread?.name).append('"')
             UNATTRIBUTED -> append("unattributed (anonymous releases left it unknown whose permits these are)")
+            CREATED -> append("the lock's creation with locked = true, on thread \"").append(thread?.name).append('"')
             else -> append("drainPermits() on thread \"").append(thread?.name).append('"')
         }
         if (owner != null) append(')')
@@ -97,6 +98,10 @@ internal class Requester(
         const val FUTURE = 2
         const val DRAIN = 3
         const val UNATTRIBUTED = 4
+        const val CREATED = 5
+
+        /** The `asker` of the hold of a Lock created locked. */
+        val CREATED_LOCKED: Any = Any()
 
         /** The `asker` of a Java future's try (H1). */
         val FUTURE_ASKER: Any = Any()
@@ -114,6 +119,7 @@ internal class Requester(
                 owner,
             )
             FUTURE_ASKER -> ofThread(owner, FUTURE)
+            CREATED_LOCKED -> ofThread(owner, CREATED)
             else -> ofThread(owner)
         }
     }

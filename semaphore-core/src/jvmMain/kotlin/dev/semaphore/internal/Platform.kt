@@ -283,3 +283,9 @@ internal fun spinWait(step: Int) {
 internal fun pauseBriefly() {
     for (i in 0 until 16) Thread.onSpinWait()
 }
+
+/**
+ * `java.time.Duration`, named for src/main's compile-time traps (Lock.kt: a Java Duration is not an owner): public
+ * because those deprecated members are, in a package that is not exported (nothing else should name it).
+ */
+public typealias JavaTimeDuration = java.time.Duration

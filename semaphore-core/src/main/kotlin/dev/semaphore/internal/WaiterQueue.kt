@@ -623,9 +623,12 @@ internal open class WaiterQueue(
 
     // ---- slow path machinery (lock held) ----
 
-    /** Throws what an acquisition of a closed queue throws (I8), or nothing while it is open. */
+    /**
+     * Throws what an acquisition of a closed queue throws (I8), or nothing while it is open. A refusal is
+     * counted (failedByClose) as the locked paths count it, under the lock, which only a closed queue takes here.
+     */
     fun checkOpen() {
-        if (closed) throw SemaphoreClosedException(closeCause)
+        if (closed) locked { checkOpenLocked() }
     }
 
     /** [checkOpen] under the lock, counting the refusal. */

@@ -75,7 +75,21 @@ public interface RedisLock {
     @Deprecated(NUMBER_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
     @JvmSynthetic
     public suspend fun tryLock(owner: Number): Nothing = throw IllegalArgumentException(NUMBER_IS_NOT_AN_OWNER)
+
+    /** Not an owner: `lock(Duration.ofMillis(50))` would wait without limit with the `java.time.Duration` as its owner. */
+    @Deprecated(JAVA_DURATION_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public suspend fun lock(timeout: java.time.Duration): Nothing = throw IllegalArgumentException(JAVA_DURATION_IS_NOT_AN_OWNER)
+
+    /** Not an owner: `tryLock(Duration.ofSeconds(5))` would try once with the `java.time.Duration` as its owner. */
+    @Deprecated(JAVA_DURATION_IS_NOT_AN_OWNER, level = DeprecationLevel.ERROR)
+    @JvmSynthetic
+    public suspend fun tryLock(owner: java.time.Duration): Nothing = throw IllegalArgumentException(JAVA_DURATION_IS_NOT_AN_OWNER)
 }
+
+private const val JAVA_DURATION_IS_NOT_AN_OWNER =
+    "a java.time.Duration is not an owner, and lock() has no timeout: for a timeout, pass a kotlin.time.Duration, " +
+        "tryLock(timeout.toKotlinDuration()), which returns null when the time runs out"
 
 private const val DURATION_IS_NOT_AN_OWNER =
     "lock() has no timeout, and a Duration would be taken for its owner: use tryLock(timeout), which returns null when the time runs out"
