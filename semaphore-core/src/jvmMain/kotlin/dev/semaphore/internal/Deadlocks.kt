@@ -59,7 +59,7 @@ internal object Deadlocks {
             stillHeld.addAll(v.holds)
         }
         return candidates.filter { c -> c.all { it.request in stillWaiting && (it.heldBy == null || it.heldBy in stillHeld) } }
-            .map { describe(it, first) }
+            .map { ReportInstant.at { describe(it, first) } }
     }
 
     /** What one primitive showed, under its lock. */

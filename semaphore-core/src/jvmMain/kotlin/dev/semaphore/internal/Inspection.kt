@@ -61,7 +61,9 @@ internal fun WaiterQueue.holdersNow(): List<HoldInfo> = withObserver { o, _ -> o
 internal fun WaiterQueue.waitersNow(): List<WaitInfo> = withObserver { o, order -> o?.waitInfos(order) } ?: emptyList()
 
 /** [Inspectable.dump]: the snapshot's line, then one line per hold and per request in line (if recorded). */
-internal fun dumpOf(p: Inspectable): String = buildString {
+internal fun dumpOf(p: Inspectable): String = ReportInstant.at { dumpAtOneInstant(p) }
+
+private fun dumpAtOneInstant(p: Inspectable): String = buildString {
     append(p.snapshot())
     val holders = p.holders()
     val waiters = p.waiters()

@@ -333,12 +333,12 @@ internal class Observer(
     }
 
     fun holdInfos(): List<HoldInfo> {
-        val now = System.nanoTime()
+        val now = ReportInstant.now()
         return holds.map { holdInfo(it, now) }
     }
 
     fun waitInfos(order: WaitOrder): List<WaitInfo> {
-        val now = System.nanoTime()
+        val now = ReportInstant.now()
         val clock = queue.clockNow()
         return waits.map { (w, rec) -> waitInfo(rec, now, order.effectivePriority(w, rec.priority, clock)) }
     }
@@ -349,9 +349,9 @@ internal class Observer(
     /** Under the lock: the requests in line, in the order they came (Deadlocks.kt reads them). */
     fun waitRecords(): List<WaitRecord> = ArrayList(waits.values)
 
-    fun holdInfoOf(rec: HoldRecord): HoldInfo = holdInfo(rec, System.nanoTime())
+    fun holdInfoOf(rec: HoldRecord): HoldInfo = holdInfo(rec, ReportInstant.now())
 
-    fun waitInfoOf(rec: WaitRecord): WaitInfo = waitInfo(rec, System.nanoTime(), null)
+    fun waitInfoOf(rec: WaitRecord): WaitInfo = waitInfo(rec, ReportInstant.now(), null)
 
     /** Tells the listeners of a deadlock found by the watch, on its thread (Deadlocks.kt). */
     fun deadlockFound(deadlock: dev.semaphore.Deadlock) {
@@ -581,6 +581,34 @@ private val IS_SCOPE = object : ClassValue<Boolean>() {
         }
         return false
     }
+}
+
+/**
+ * The instant a report is read at: a dump (its snapshot's line, its holders and its waiters) and a deadlock's
+ * description each read every duration against one reading of the clock, so that what they print agrees with
+ * itself however long the reading of its parts takes (class loading alone took 7 ms between two parts of a
+ * first dump, which then said a request waited longer than the hold taken before it had lasted).
+ */
+internal object ReportInstant {
+    private val pinned = ThreadLocal<Long?>()
+
+    /** The pinned instant of the report being read on this thread, else System.nanoTime(). */
+    fun now(): Long = pinned.get() ?: System.nanoTime()
+
+    /** Runs [read] with one instant for every duration it reads (the outer one, if already pinned). */
+    inline fun <T> at(read: () -> T): T {
+        if (pinnedNow() != null) return read()
+        set(System.nanoTime())
+        try {
+            return read()
+        } finally {
+            set(null)
+        }
+    }
+
+    fun pinnedNow(): Long? = pinned.get()
+
+    fun set(now: Long?) = if (now == null) pinned.remove() else pinned.set(now)
 }
 
 /** A time on System.nanoTime's clock that is not known (a hold from before observation), or no deadline. */
