@@ -81,7 +81,7 @@ public fun interface ListenerRegistration : AutoCloseable {
  */
 public class HoldInfo internal constructor(
     /** Who took it, described when first asked (its toString), so that nothing is formatted under a lock. */
-    private val who: Any,
+    internal val who: Any,
     /** The Lock's owner object, or null (no owner, or not a Lock). */
     @get:JvmName("owner") public val owner: Any?,
     /** The permits of this hold. */
@@ -119,7 +119,7 @@ public class HoldInfo internal constructor(
 /** One request waiting in line, as inspection, listeners and events show it. */
 public class WaitInfo internal constructor(
     /** Who waits, described when first asked (its toString). */
-    private val who: Any,
+    internal val who: Any,
     /** The Lock's owner object, or null. */
     @get:JvmName("owner") public val owner: Any?,
     /** The permits asked for. */

@@ -485,7 +485,7 @@ private suspend fun step(script: Script, a: Int, i: Int, program: Program, locks
             Mode.LOCK -> {
                 val lock = locks[l] as Lock
                 when (s.form) {
-                    Form.PLAIN -> taken({ while (!lock.tryLock()) delay(1); true }) { lock.unlock() }
+                    Form.PLAIN -> taken({ lock.lock(); true }) { lock.unlock() }
                     Form.SCOPED -> lock.withLock { inner() }
                     Form.TIMED -> taken({ lock.tryLock(LONG_WAIT) }) { lock.unlock() }
                 }
@@ -498,7 +498,7 @@ private suspend fun step(script: Script, a: Int, i: Int, program: Program, locks
                     Form.TIMED -> taken({ rw.tryLockWrite(LONG_WAIT) }) { rw.unlockWrite() }
                 }
             }
-            Mode.READ -> { val rw = locks[l] as ReadWriteLock; taken({ rw.lockRead(); true }) { rw.unlockRead() } }
+            Mode.READ -> (locks[l] as ReadWriteLock).withReadLock { inner() }
         }
     } catch (t: Throwable) {
         truth.gaveUp(a) // cancelled while waiting in a scoped form: no longer in line

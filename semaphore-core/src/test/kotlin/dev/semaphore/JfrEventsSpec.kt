@@ -48,9 +48,12 @@ class JfrEventsSpec : FunSpec({
         wait.getString("outcome") shouldBe "granted"
         wait.getString("requester") shouldStartWith "coroutine \"waiter\""
         wait.getInt("permits") shouldBe 1
+        val asker = Thread.currentThread().name // runBlocking ran both coroutines here; the release ended the wait elsewhere or here
+        wait.getThread("requestedOn").javaName shouldBe asker // the thread that asked, whichever thread committed the event
         (wait.duration >= Duration.ofMillis(100)) shouldBe true
         val holds = of("dev.semaphore.Hold").filter { it.getString("primitive") == "jfr-db" }
         holds.any { it.getString("holder").startsWith("coroutine \"holder\"") && it.duration >= Duration.ofMillis(100) } shouldBe true
+        holds.filter { it.getString("holder").startsWith("coroutine \"holder\"") }.forEach { it.getThread("takenOn").javaName shouldBe Thread.currentThread().name }
         val long = of("dev.semaphore.LongHold").first { it.getString("primitive") == "jfr-db" }
         long.getString("holder") shouldStartWith "coroutine \"holder\""
         (long.getLong("heldFor") >= 50_000_000L) shouldBe true

@@ -137,6 +137,7 @@ private object JfrEvents {
             requester = request.requester
             permits = request.permits
             priority = request.priority
+            requestedOn = (request.who as? Requester)?.thread
         }
         commit()
     }
@@ -146,6 +147,7 @@ private object JfrEvents {
         kind = o.kind
         holder = hold.holder
         permits = hold.permits
+        takenOn = (hold.who as? Requester)?.thread
     }
 
     val registerStatistics: Unit by lazy {
@@ -172,7 +174,10 @@ private object JfrEvents {
 @Name("dev.semaphore.Wait")
 @Label("Semaphore Wait")
 @Category("Semaphore")
-@Description("A request that waited in line for permits or a lock: from joining the line to its grant, timeout, cancellation or failure")
+@Description(
+    "A request that waited in line for permits or a lock: from joining the line to its grant, timeout, cancellation or " +
+        "failure. Committed by the thread that ended the wait (which granted, cancelled or timed it out): Requested On is the thread that asked",
+)
 @Threshold("10 ms")
 @StackTrace(false)
 internal class WaitEvent : Event() {
@@ -182,12 +187,15 @@ internal class WaitEvent : Event() {
     @Label("Permits") @JvmField var permits: Int = 0
     @Label("Priority") @JvmField var priority: Int = 0
     @Label("Outcome") @Description("granted, timed out, cancelled or failed") @JvmField var outcome: String? = null
+    @Label("Requested On") @Description("The thread that made the request (a coroutine's: the thread it ran on when it asked)") @JvmField var requestedOn: Thread? = null
 }
 
 @Name("dev.semaphore.Hold")
 @Label("Semaphore Hold")
 @Category("Semaphore")
-@Description("Permits or a lock held: from the grant to the release")
+@Description(
+    "Permits or a lock held: from the grant to the release. Committed by the thread that released: Taken On is the thread that took the hold",
+)
 @Threshold("20 ms")
 @StackTrace(false)
 internal class HoldEvent : Event() {
@@ -195,6 +203,7 @@ internal class HoldEvent : Event() {
     @Label("Kind") @JvmField var kind: String? = null
     @Label("Holder") @JvmField var holder: String? = null
     @Label("Permits") @JvmField var permits: Int = 0
+    @Label("Taken On") @Description("The thread that took the hold (a coroutine's: the thread it ran on when it asked)") @JvmField var takenOn: Thread? = null
 }
 
 @Name("dev.semaphore.LongHold")
