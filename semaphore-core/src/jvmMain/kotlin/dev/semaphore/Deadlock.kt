@@ -37,6 +37,9 @@ public class DeadlockParticipant internal constructor(
     /** Why it waits for the next participant: `held by the next` or `behind the next in line`. */
     @get:JvmName("blockedBecause") public val blockedBecause: String,
 ) {
+    /** Who, as fields ([Caller]): the caller of its [request]; its text is [who]. */
+    @get:JvmName("caller") public val caller: Caller get() = request.caller
+
     override fun toString(): String = buildString {
         append(who).append("\n  waits on ").append(waitsOn).append(" for ").append(request.permits)
         append(if (request.permits == 1) " permit" else " permits").append(" (").append(blockedBecause).append(")")

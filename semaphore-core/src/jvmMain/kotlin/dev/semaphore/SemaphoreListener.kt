@@ -109,6 +109,10 @@ public class HoldInfo internal constructor(
     @get:JvmName("holder")
     public val holder: String get() = holderText ?: who.toString().also { holderText = it } // a race formats it twice, harmlessly
 
+    /** Who took the hold, as fields: its kind, coroutine, thread, owner ([Caller]); its text is [holder]. */
+    @get:JvmName("caller")
+    public val caller: Caller get() = Caller.of(who)
+
     override fun toString(): String = buildString {
         append(permits).append(if (permits == 1) " permit" else " permits").append(" held by ").append(holder)
         held?.let { append(" for ").append(formatDuration(it)) }
@@ -154,6 +158,10 @@ public class WaitInfo internal constructor(
     /** Who waits, in words (as [HoldInfo.holder]). */
     @get:JvmName("requester")
     public val requester: String get() = requesterText ?: who.toString().also { requesterText = it }
+
+    /** Who waits, as fields: its kind, coroutine, thread, owner ([Caller]); its text is [requester]. */
+    @get:JvmName("caller")
+    public val caller: Caller get() = Caller.of(who)
 
     override fun toString(): String = buildString {
         append(requester).append(" waits for ").append(permits).append(if (permits == 1) " permit" else " permits")

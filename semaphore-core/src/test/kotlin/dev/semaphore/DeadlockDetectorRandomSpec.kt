@@ -30,7 +30,6 @@ import kotlinx.coroutines.withTimeoutOrNull
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.Executors
-import java.util.concurrent.TimeUnit
 import kotlin.random.Random
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
@@ -144,10 +143,20 @@ private class Truth(n: Int) {
     private val waiting = IntArray(n) { -1 }
     private val holds = Array(n) { ArrayList<Int>() }
     private val done = BooleanArray(n)
+    private val waitingSince = LongArray(n)
     private var changes = 0L
 
-    fun waits(a: Int, lock: Int) = synchronized(monitor) { waiting[a] = lock; changes++ }
-    fun got(a: Int, lock: Int) = synchronized(monitor) { waiting[a] = -1; holds[a] += lock; changes++ }
+    /** The longest wait that ended in a hold (nanoseconds): past detectDeadlocksAfter, the watch searched during it. */
+    var longestWait = 0L
+        private set
+
+    fun waits(a: Int, lock: Int) = synchronized(monitor) { waiting[a] = lock; waitingSince[a] = System.nanoTime(); changes++ }
+    fun got(a: Int, lock: Int) = synchronized(monitor) {
+        waiting[a] = -1
+        holds[a] += lock
+        longestWait = maxOf(longestWait, System.nanoTime() - waitingSince[a])
+        changes++
+    }
     fun gaveUp(a: Int) = synchronized(monitor) { waiting[a] = -1; changes++ }
     fun releasing(a: Int, lock: Int) = synchronized(monitor) { holds[a].remove(lock); changes++ }
     fun finished(a: Int) = synchronized(monitor) { waiting[a] = -1; done[a] = true; changes++ }
@@ -168,6 +177,9 @@ private class Tally {
     var rounds = 0
     var deadlocked = 0
     var finished = 0
+
+    /** Finished rounds in which a request waited longer than detectDeadlocksAfter (so the watch searched, and must have found nothing). */
+    var finishedAfterLongWaits = 0
     var withThread = 0
     var deadlockedWithThread = 0
     var falseReports = 0
@@ -206,6 +218,7 @@ class DeadlockDetectorRandomSpec : FunSpec({
         val seconds = (System.nanoTime() - started) / 1e9
         println(
             "DeadlockDetectorRandomSpec: rounds=${tally.rounds} deadlocked=${tally.deadlocked} finished=${tally.finished} " +
+                "(${tally.finishedAfterLongWaits} after waits > 30ms) " +
                 "withThread=${tally.withThread} (deadlocked ${tally.deadlockedWithThread}) largestDeadlock=${tally.maxDeadlockSize} " +
                 "deadlockedOn=${tally.deadlockedOn.toSortedMap()} " +
                 "falseReports=${tally.falseReports} missed=${tally.missed} in ${"%.1f".format(seconds)}s",
@@ -217,6 +230,7 @@ class DeadlockDetectorRandomSpec : FunSpec({
             withClue("the generator must make programs that deadlock and programs that finish") {
                 tally.deadlocked shouldBeGreaterThan 0
                 tally.finished shouldBeGreaterThan 0
+                tally.finishedAfterLongWaits shouldBeGreaterThan 0
                 tally.deadlockedWithThread shouldBeGreaterThan 0
             }
         }
@@ -332,6 +346,7 @@ private suspend fun runRound(round: Int, seed: Long, poolDispatcher: CoroutineDi
     val finalSnap = stuck
     if (finalSnap == null && failures.isEmpty()) {
         tally.finished++
+        if (truth.longestWait >= 30_000_000L) tally.finishedAfterLongWaits++
         // No deadlock existed: whatever was reported is false. Give a late report of the watch a moment to arrive.
         delay(30)
         val reports = sampled + heard.filter(::ours)

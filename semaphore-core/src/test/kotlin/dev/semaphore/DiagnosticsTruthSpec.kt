@@ -251,6 +251,85 @@ class DiagnosticsTruthSpec : FunSpec({
         }
     }
 
+    test("watches follow records: idle primitives arm no timer, a long innocent wait starts one search, a slow listener delays only its own primitive") {
+        val timers = { dev.semaphore.internal.DiagnosticsThread.executor.queue.size }
+        val idle = ArrayList<Lock>()
+        val before = timers()
+        repeat(1000) { idle += Lock(diagnostics = Diagnostics(longHoldThreshold = 1.seconds, detectDeadlocksAfter = 1.seconds)) }
+        (timers() - before < 10) shouldBe true // was one periodic task each
+        idle.clear()
+
+        val busy = Lock(diagnostics = Diagnostics(name = "busy-innocent", detectDeadlocksAfter = 20.milliseconds))
+        val searchesBefore = dev.semaphore.internal.Deadlocks.searches.get()
+        runBlocking(Dispatchers.Default) {
+            busy.lock()
+            val waiters = List(3) { launch { busy.withLock { } } }
+            delay(400) // 20 periods of the old watch
+            busy.unlock()
+            waiters.forEach { it.join() }
+        }
+        (dev.semaphore.internal.Deadlocks.searches.get() - searchesBefore <= 3) shouldBe true // one per request at most
+
+        val slowRelease = java.util.concurrent.CountDownLatch(1)
+        val slow = Semaphore(1, Diagnostics(longHoldThreshold = 20.milliseconds))
+        slow.addListener(object : SemaphoreListener {
+            override fun onLongHold(primitive: Inspectable, hold: HoldInfo) {
+                slowRelease.await(10, TimeUnit.SECONDS) // a listener that blocks
+            }
+        })
+        val other = Semaphore(1, Diagnostics(longHoldThreshold = 100.milliseconds))
+        val otherHeard = java.util.concurrent.CountDownLatch(1)
+        other.addListener(object : SemaphoreListener {
+            override fun onLongHold(primitive: Inspectable, hold: HoldInfo) = otherHeard.countDown()
+        })
+        slow.tryAcquire() shouldBe true
+        other.tryAcquire() shouldBe true
+        val heard = otherHeard.await(5, TimeUnit.SECONDS) // while the slow listener still blocks
+        slowRelease.countDown()
+        heard shouldBe true
+        slow.release()
+        other.release()
+    }
+
+    test("who holds and who waits are fields: kind, the launched coroutine's Job and name, the thread, the owner") {
+        val sem = Semaphore(3, Diagnostics(tracking = Tracking.HOLDERS))
+        val lock = Lock(diagnostics = Diagnostics(tracking = Tracking.HOLDERS))
+        val owner = Any()
+        runBlocking(Dispatchers.Default) {
+            val job = launch(CoroutineName("fetch")) {
+                kotlinx.coroutines.withContext(CoroutineName("inner")) { sem.acquire() } // a scope: still "fetch"
+                lock.lock(owner)
+                kotlinx.coroutines.awaitCancellation()
+            }
+            withTimeout(10_000) { while (!lock.isLocked) delay(1) }
+            val hold = sem.holders().single().caller
+            hold.kind shouldBe Caller.Kind.COROUTINE
+            hold.job shouldBe job
+            hold.coroutineName shouldBe "fetch"
+            hold.toString() shouldBe "coroutine \"fetch\"" // no Job text, no hash code, when it has a name
+            lock.holders().single().caller.owner shouldBe owner
+            val waiter = launch(CoroutineName("next")) { lock.lock() }
+            withTimeout(10_000) { while (lock.queueLength < 1) delay(1) }
+            lock.waiters().single().caller.job shouldBe waiter
+            waiter.cancelAndJoin()
+            job.cancelAndJoin()
+        }
+        sem.tryAcquire() shouldBe true
+        sem.holders().last().caller.let {
+            it.kind shouldBe Caller.Kind.THREAD
+            it.thread shouldBe Thread.currentThread()
+            it.job shouldBe null
+        }
+        sem.release(1) // two holds of one permit by different callers, one anonymous release: who is left is not known
+        sem.holders().single().let {
+            it.caller.kind shouldBe Caller.Kind.UNATTRIBUTED
+            it.permits shouldBe 1
+        }
+        val future = JavaBridge.acquireAsync(sem, 1, 0, JavaBridge.NO_TIMEOUT) { it }
+        future.isDone shouldBe true
+        sem.holders().last().caller.kind shouldBe Caller.Kind.FUTURE
+    }
+
     test("a reported deadlock keeps none of its participants alive once they are gone") {
         class Owner(val payload: ByteArray = ByteArray(1 shl 20))
         val refs = ArrayList<WeakReference<Any>>()

@@ -27,18 +27,36 @@ import dev.semaphore.Deadlock
 import dev.semaphore.DeadlockParticipant
 import java.util.Collections
 import java.util.IdentityHashMap
-import java.util.concurrent.TimeUnit
 
 internal object Deadlocks {
     private val registered = WeakRegistry<WaiterQueue>()
 
-    /** Registers [queue] (observed, of a Lock or ReadWriteLock) and watches it: a request older than [afterNanos] starts a search. */
-    fun register(queue: WaiterQueue, afterNanos: Long) {
+    /** Registers [queue] (observed, of a Lock or ReadWriteLock); its observer's watch asks for searches (Observer.kt, O5). */
+    fun register(queue: WaiterQueue) {
         registered.add(queue)
-        val period = (afterNanos / 2).coerceIn(TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1))
-        DiagnosticsThread.watch(queue, period, "the deadlock watch") { q ->
-            val oldest = q.withObserver { o, _ -> o?.oldestWaitNanos() }
-            if (oldest != null && System.nanoTime() - oldest >= afterNanos) report(search())
+    }
+
+    private val searchAsked = java.util.concurrent.atomic.AtomicBoolean()
+
+    /** Searches started by the watches (for the tests of O5). */
+    val searches = java.util.concurrent.atomic.AtomicLong()
+
+    /**
+     * O5: a request has waited its lock's deadlock wait: searches once, soon, on the diagnostics thread (asks that
+     * come while one is waiting to run share it). One search per request is enough: a cycle is closed by the
+     * last of its requests to join a line (a hold that changes hands goes to a request already in line, or
+     * makes no new edge), so the search that request starts, after the wait, finds the cycle whole.
+     */
+    fun requestSearch() {
+        if (!searchAsked.compareAndSet(false, true)) return
+        DiagnosticsThread.executor.execute {
+            searchAsked.set(false)
+            searches.incrementAndGet()
+            try {
+                report(search())
+            } catch (t: Throwable) {
+                Observer.LOG.log(System.Logger.Level.WARNING, "a deadlock search failed once", t)
+            }
         }
     }
 
@@ -166,7 +184,7 @@ internal object Deadlocks {
             if (!markReported(f.signature)) continue
             Observer.LOG.log(System.Logger.Level.ERROR, f.deadlock.toString())
             Jfr.deadlock(f.deadlock)
-            for (o in f.observers) o.deadlockFound(f.deadlock)
+            for (o in f.observers) o.tell { o.deadlockFound(f.deadlock) } // O5: not on the watch's thread
         }
     }
 

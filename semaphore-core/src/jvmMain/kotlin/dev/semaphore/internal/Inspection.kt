@@ -24,8 +24,7 @@ internal fun WaiterQueue.attach(primitive: Inspectable, kind: String, own: Diagn
     if (config.name != null) NamedPrimitives.register(primitive)
     if (config.observesFromCreation) {
         observed({ Observer(primitive, this, kind, config) }) {}
-        config.longHoldThreshold?.let { LongHolds.watch(this, it.inWholeNanoseconds) }
-        if (deadlocks != null) Deadlocks.register(this, deadlocks.inWholeNanoseconds)
+        if (deadlocks != null) Deadlocks.register(this) // the watches arm themselves (Observer.kt, O5)
     }
     ProcessDiagnostics.listener()?.let { addListenerFor(primitive, kind, own, it) }
 }
@@ -39,7 +38,7 @@ internal fun WaiterQueue.attachWritersLine(lock: Inspectable, own: Diagnostics, 
     val config = ProcessDiagnostics.apply(own, "ReadWriteLock")
     if (!config.observesFromCreation) return
     observed({ Observer(lock, this, "ReadWriteLock", config, writersLineOf = writePermits) }) {}
-    config.detectDeadlocksAfter?.let { Deadlocks.register(this, it.inWholeNanoseconds) }
+    if (config.detectDeadlocksAfter != null) Deadlocks.register(this)
 }
 
 /** [waitersNow] of a ReadWriteLock's line and its [writersLine] (O4), in the order they came. */
@@ -75,22 +74,4 @@ private fun dumpAtOneInstant(p: Inspectable): String = buildString {
         append("\n  waiting, in the order they came:")
         for (w in waiters) append("\n    ").append(w.toString().replace("\n", "\n    "))
     }
-}
-
-/**
- * The long-hold watch: one daemon thread for the process ("semaphore-diagnostics"), started by the first
- * primitive with a threshold. Each such primitive is looked at every quarter of its threshold (at
- * least every 10 ms, at most every second), through a weak reference: a primitive nobody references
- * stops being watched when it is collected.
- */
-internal object LongHolds {
-    fun watch(queue: WaiterQueue, thresholdNanos: Long) {
-        val period = (thresholdNanos / 4).coerceIn(TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1))
-        DiagnosticsThread.watch(queue, period, "the long-hold watch") { q ->
-            q.withObserver { o, _ -> o?.collectLongHolds(thresholdNanos) } // delivered by the unlock (O2)
-        }
-    }
-
-    /** How many primitives are watched now (for the tests of the bound). */
-    fun watched(): Int = DiagnosticsThread.executor.queue.size
 }

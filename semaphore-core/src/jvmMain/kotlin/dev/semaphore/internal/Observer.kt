@@ -33,6 +33,14 @@
  *     merges them into the lock's) and its one hold, the writer on its way, which is never shown as a hold
  *     of the lock but is what Deadlocks.kt needs to see a writer wait for the one ahead of it. It has no
  *     listeners and tells JFR nothing: the lock's own Observer reports the write's wait and hold.
+ * O5  Watches follow records, not time: a primitive with a long-hold threshold or deadlock detection has at
+ *     most one timer pending on the diagnostics thread, armed when a hold or a request is recorded and none
+ *     is pending, due when the oldest unreported hold reaches the threshold (the oldest request not yet
+ *     looked at reaches the deadlock wait); when it runs it reports what is due and arms itself for the next
+ *     record to come due, or not at all. A primitive with nothing held or waiting costs no timer. Each request
+ *     starts at most one deadlock search, when it has waited that long (Deadlocks.kt says why once suffices).
+ *     What a watch finds is told to listeners on another thread (DiagnosticsThread.events), so a slow listener
+ *     delays only other listeners, never a watch.
  * Bounds: one record per waiter in line and per hold alive, and the events of one locked step.
  */
 package dev.semaphore.internal
@@ -73,8 +81,9 @@ internal class Requester(
         when (what) {
             COROUTINE -> {
                 append("coroutine")
-                if (coroutineName != null) append(" \"").append(coroutineName).append('"')
-                if (job != null) append(' ').append(job)
+                // A name is enough, and its Job's text would repeat it (under kotlinx's debug mode) with a hash code:
+                // the Job is in Caller.job for whoever needs it. Without a name the Job's text is all there is.
+                if (coroutineName != null) append(" \"").append(coroutineName).append('"') else if (job != null) append(' ').append(job)
             }
             FUTURE -> append("future requested on thread \"").append(thread?.name).append('"')
             THREAD -> append("thread \"").append(thread?.name).append('"')
@@ -91,6 +100,18 @@ internal class Requester(
     val key: Any get() = owner ?: job ?: if (what == THREAD) thread ?: this else this
 
     val isUnattributed: Boolean get() = what == UNATTRIBUTED
+
+    /** The public kind ([dev.semaphore.Caller]). */
+    fun kind(): dev.semaphore.Caller.Kind = when (what) {
+        COROUTINE -> dev.semaphore.Caller.Kind.COROUTINE
+        FUTURE -> dev.semaphore.Caller.Kind.FUTURE
+        DRAIN -> dev.semaphore.Caller.Kind.DRAIN
+        UNATTRIBUTED -> dev.semaphore.Caller.Kind.UNATTRIBUTED
+        CREATED -> dev.semaphore.Caller.Kind.CREATED_LOCKED
+        else -> dev.semaphore.Caller.Kind.THREAD
+    }
+
+    fun coroutineNameOrNull(): String? = coroutineName
 
     companion object {
         const val THREAD = 0
@@ -134,6 +155,9 @@ internal class WaitRecord(
     val stack: Array<StackTraceElement>?,
 ) {
     var jfr: Any? = null
+
+    /** O5: this request has started its deadlock search (once). Under the engine's lock. */
+    var searched = false
 
     /** Part of a deadlock already reported (Deadlocks.kt): goes with this record. */
     @Volatile
@@ -182,6 +206,13 @@ internal class Observer(
     private var pending: Any? = null
     private val captureStacks = config.tracking == Tracking.HOLDERS_AND_STACKS
 
+    /** O5: the long-hold threshold and the deadlock wait, in nanoseconds; 0 for none. */
+    private val longHoldNanos = config.longHoldThreshold?.inWholeNanoseconds ?: 0L
+    private val deadlockNanos = config.detectDeadlocksAfter?.inWholeNanoseconds ?: 0L
+
+    /** O5: a watch timer is pending. Under the engine's lock. */
+    private var watchArmed = false
+
     /** Whether it must stay installed: a listener, or the primitive's [Diagnostics] ask for observation. */
     val needed: Boolean get() = listeners.isNotEmpty() || config.observesFromCreation
 
@@ -194,6 +225,7 @@ internal class Observer(
         val rec = HoldRecord(requester, permits, now, stackIfCaptured())
         rec.jfr = if (writersLineOf == 0) Jfr.beginHold() else null // O4
         holds.add(rec)
+        if (longHoldNanos > 0 && !watchArmed) arm(longHoldNanos) // O5
         if (listeners.isNotEmpty()) add(Pending.Acquired(holdInfo(rec, now), Duration.ZERO, null, null))
     }
 
@@ -203,6 +235,7 @@ internal class Observer(
         val rec = WaitRecord(w.requester(), w.permits, priority, System.nanoTime(), deadline ?: UNKNOWN_NANOS, stackIfCaptured())
         rec.jfr = if (writersLineOf == 0) Jfr.beginWait() else null // O4
         waits[w] = rec
+        if (deadlockNanos > 0 && !watchArmed) arm(deadlockNanos) // O5
     }
 
     fun grantedAfterWait(w: PermitWaiter) {
@@ -212,6 +245,7 @@ internal class Observer(
         val rec = HoldRecord(requester, w.permits, now, wait?.stack)
         rec.jfr = if (writersLineOf == 0) Jfr.beginHold() else null // O4
         holds.add(rec)
+        if (longHoldNanos > 0 && !watchArmed) arm(longHoldNanos) // O5
         if (listeners.isEmpty() && wait?.jfr == null) return // nobody to tell (the records above are kept)
         val waited = if (wait == null) Duration.ZERO else Duration.ofNanos(now - wait.sinceNanos)
         add(Pending.Acquired(holdInfo(rec, now), waited, wait?.jfr, wait?.let { waitInfo(it, now, null) }))
@@ -321,15 +355,49 @@ internal class Observer(
         add(Pending.Released(info, rec.reportedLong, rec.jfr))
     }
 
-    /** Under the lock: reports the holds older than [thresholdNanos] not reported yet (once each). */
-    fun collectLongHolds(thresholdNanos: Long) {
+    /** O5: under the lock, schedules this primitive's watch [delayNanos] from now. */
+    private fun arm(delayNanos: Long) {
+        watchArmed = true
+        DiagnosticsThread.watchOnce(queue, delayNanos)
+    }
+
+    /**
+     * O5: the watch, under the lock, on the diagnostics thread: the long holds now due (to be delivered by the
+     * caller, off this lock and off the diagnostics thread), and whether a request came due for its deadlock
+     * search. Arms the next look, if any record is still to come due.
+     */
+    fun watchNow(found: (longHolds: List<Pending.LongHold>, searchDeadlocks: Boolean) -> Unit) {
+        watchArmed = false
         val now = System.nanoTime()
-        for (rec in holds) {
-            if (!rec.reportedLong && now - rec.sinceNanos >= thresholdNanos) {
-                rec.reportedLong = true
-                add(Pending.LongHold(holdInfo(rec, now)))
+        var next = Long.MAX_VALUE
+        var due: ArrayList<Pending.LongHold>? = null
+        if (longHoldNanos > 0) {
+            for (rec in holds) {
+                if (rec.reportedLong) continue
+                val at = rec.sinceNanos + longHoldNanos
+                if (at - now <= 0) {
+                    rec.reportedLong = true
+                    (due ?: ArrayList<Pending.LongHold>().also { due = it }).add(Pending.LongHold(holdInfo(rec, now)))
+                } else if (at - now < next) {
+                    next = at - now
+                }
             }
         }
+        var search = false
+        if (deadlockNanos > 0) {
+            for (rec in waits.values) {
+                if (rec.searched) continue
+                val at = rec.sinceNanos + deadlockNanos
+                if (at - now <= 0) {
+                    rec.searched = true
+                    search = true
+                } else if (at - now < next) {
+                    next = at - now
+                }
+            }
+        }
+        if (next != Long.MAX_VALUE) arm(next)
+        found(due ?: emptyList(), search)
     }
 
     fun holdInfos(): List<HoldInfo> {
@@ -353,7 +421,38 @@ internal class Observer(
 
     fun waitInfoOf(rec: WaitRecord): WaitInfo = waitInfo(rec, ReportInstant.now(), null)
 
-    /** Tells the listeners of a deadlock found by the watch, on its thread (Deadlocks.kt). */
+    /** O5: what the watches found for this primitive, told in order, on a thread of its own while it is told. */
+    private val lane = ArrayDeque<() -> Unit>()
+    private var laneRunning = false
+
+    /**
+     * O5: runs [task] (a delivery to this primitive's listeners) after the ones before it, off the watch's thread:
+     * on a thread that tells this primitive only, so a slow listener delays only its own primitive's events.
+     */
+    fun tell(task: () -> Unit) {
+        synchronized(lane) {
+            lane.addLast(task)
+            if (laneRunning) return
+            laneRunning = true
+        }
+        DiagnosticsThread.events.execute {
+            while (true) {
+                val next = synchronized(lane) {
+                    lane.removeFirstOrNull() ?: run {
+                        laneRunning = false
+                        null
+                    }
+                } ?: break
+                try {
+                    next()
+                } catch (t: Throwable) {
+                    LOG.log(System.Logger.Level.WARNING, "a diagnostics event of ${describePrimitive()} could not be delivered", t)
+                }
+            }
+        }
+    }
+
+    /** Tells the listeners of a deadlock found by the watch, on the events thread (O5, Deadlocks.kt). */
     fun deadlockFound(deadlock: dev.semaphore.Deadlock) {
         for (l in listeners) {
             try {

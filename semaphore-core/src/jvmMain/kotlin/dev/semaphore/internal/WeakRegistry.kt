@@ -1,14 +1,13 @@
 /*
  * What the diagnostics keep of primitives without keeping them alive: registries held weakly (the named
- * primitives, the deadlock-detecting locks) and periodic watches on the one diagnostics thread that stop
- * when their primitive is collected.
+ * primitives, the deadlock-detecting locks), and the diagnostics threads whose one-shot watches hold their
+ * primitive weakly (Observer.kt, O5).
  */
 package dev.semaphore.internal
 
 import java.lang.ref.ReferenceQueue
 import java.lang.ref.WeakReference
 import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.ScheduledFuture
 import java.util.concurrent.ScheduledThreadPoolExecutor
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicLong
@@ -50,41 +49,48 @@ internal class WeakRegistry<T : Any> {
     }
 }
 
-/** The library's one diagnostics thread (a daemon, "semaphore-diagnostics"), started by the first watch. */
+/**
+ * The library's diagnostics threads (daemons, started when first needed): "semaphore-diagnostics" runs the
+ * watches (Observer.kt, O5) and deadlock searches; "semaphore-diagnostics-events" tells listeners what they
+ * found, so that a slow listener never delays a watch.
+ */
 internal object DiagnosticsThread {
     val executor: ScheduledThreadPoolExecutor by lazy {
         ScheduledThreadPoolExecutor(1) { r -> Thread(r, "semaphore-diagnostics").apply { isDaemon = true } }
             .apply { removeOnCancelPolicy = true }
     }
 
-    /**
-     * Runs [look] on [queue] every [periodNanos] while [queue] is alive: the watch holds it weakly and
-     * cancels itself once it is collected. [look] must not capture [queue] (it is handed it each time);
-     * its exceptions are logged as [what]'s, and the watch goes on.
-     */
-    fun watch(queue: WaiterQueue, periodNanos: Long, what: String, look: (WaiterQueue) -> Unit) {
-        val task = Watch(WeakReference(queue), what, look)
-        task.future = executor.scheduleWithFixedDelay(task, periodNanos, periodNanos, TimeUnit.NANOSECONDS)
+    /** Threads for the listeners (Observer.tell): as many as primitives are being told at once, gone after a minute idle. */
+    val events: java.util.concurrent.ExecutorService by lazy {
+        java.util.concurrent.ThreadPoolExecutor(0, Int.MAX_VALUE, 60, TimeUnit.SECONDS, java.util.concurrent.SynchronousQueue()) { r ->
+            Thread(r, "semaphore-diagnostics-events").apply { isDaemon = true }
+        }
     }
 
-    private class Watch(
-        private val ref: WeakReference<WaiterQueue>,
-        private val what: String,
-        private val look: (WaiterQueue) -> Unit,
-    ) : Runnable {
-        @Volatile
-        var future: ScheduledFuture<*>? = null
+    /** O5: looks at [queue] once, [delayNanos] from now, holding it weakly; the look may arm the next one. */
+    fun watchOnce(queue: WaiterQueue, delayNanos: Long) {
+        executor.schedule(Look(WeakReference(queue)), delayNanos, TimeUnit.NANOSECONDS)
+    }
 
+    private class Look(private val ref: WeakReference<WaiterQueue>) : Runnable {
         override fun run() {
-            val q = ref.get()
-            if (q == null) {
-                future?.cancel(false)
-                return
-            }
+            val q = ref.get() ?: return
             try {
-                look(q)
+                var holds: List<Pending.LongHold> = emptyList()
+                var search = false
+                var observer: Observer? = null
+                q.withObserver { o, _ ->
+                    observer = o
+                    o?.watchNow { h, s ->
+                        holds = h
+                        search = s
+                    }
+                }
+                val o = observer ?: return
+                if (holds.isNotEmpty()) o.tell { o.deliver(holds) }
+                if (search) Deadlocks.requestSearch()
             } catch (t: Throwable) {
-                Observer.LOG.log(System.Logger.Level.WARNING, "$what failed once; it goes on", t)
+                Observer.LOG.log(System.Logger.Level.WARNING, "a diagnostics watch failed once", t)
             }
         }
     }
