@@ -69,9 +69,13 @@ final class Binding {
     private final WeakReference<MeterRegistry> registry;
     private final Tags tags;
     private final WeakReference<Inspectable> primitive;
-    private final List<Meter> meters = new ArrayList<>();
+    /**
+     * The meters, by id: a meter may hold its registry (Micrometer's TimeGauge does), and the binding must not
+     * (BY_REGISTRY), so it keeps what {@link MeterRegistry#remove(Meter.Id)} needs and nothing more.
+     */
+    private final List<Meter.Id> meters = new ArrayList<>();
     /** The listener's meters, apart: they go when no owner wants them any more. */
-    private final List<Meter> eventMeters = new ArrayList<>();
+    private final List<Meter.Id> eventMeters = new ArrayList<>();
     /** Each owner and what it asked for. */
     private final Map<Object, Want> owners = new IdentityHashMap<>();
     /** The listener, if this binding has one; weakly: the listener's registration holds the primitive. */
@@ -180,7 +184,7 @@ final class Binding {
     private void removeMeters() {
         removeEvents();
         MeterRegistry r = registry.get();
-        if (r != null) for (Meter meter : meters) r.remove(meter);
+        if (r != null) for (Meter.Id id : meters) r.remove(id);
         meters.clear();
     }
 
@@ -197,12 +201,15 @@ final class Binding {
         boolean wanted = anyExplicit ? explicitEvents : anyEvents;
         MeterRegistry r = registry.get();
         if (wanted && events == null && r != null) {
+            List<Meter> made = new ArrayList<>();
             try {
-                events = new WeakReference<>(EventMeters.register(r, tags, primitive, eventMeters));
+                events = new WeakReference<>(EventMeters.register(r, tags, primitive, made));
             } catch (RuntimeException e) {
+                for (Meter meter : made) eventMeters.add(meter.getId());
                 removeEvents();
                 throw e;
             }
+            for (Meter meter : made) eventMeters.add(meter.getId());
         } else if (!wanted && events != null) {
             removeEvents();
         }
@@ -214,7 +221,7 @@ final class Binding {
         if (listener != null) listener.close();
         events = null;
         MeterRegistry r = registry.get();
-        if (r != null) for (Meter meter : eventMeters) r.remove(meter);
+        if (r != null) for (Meter.Id id : eventMeters) r.remove(id);
         eventMeters.clear();
     }
 
@@ -261,7 +268,7 @@ final class Binding {
         meters.add(Gauge.builder(name, primitive, p -> value.applyAsDouble(p.snapshot()))
                 .tags(tags)
                 .description(description)
-                .register(registry));
+                .register(registry).getId());
     }
 
     /** A counter that reads {@code value} from a fresh snapshot; it holds the primitive weakly (Micrometer's default). */
@@ -270,7 +277,7 @@ final class Binding {
         meters.add(FunctionCounter.builder(name, primitive, p -> value.applyAsDouble(p.snapshot()))
                 .tags(tags.and(outcome))
                 .description(description)
-                .register(registry));
+                .register(registry).getId());
     }
 
     /** "Semaphore named \"db\"", from the tags. */
