@@ -8,6 +8,7 @@ module dev.semaphore.micrometer {
     requires transitive dev.semaphore.core;
     requires transitive micrometer.core;
     requires static transitive org.jspecify;
+    requires static dev.semaphore.async; // optional: SemaphoreMetrics.of(AsyncInspectable) for the Java views
 
     exports dev.semaphore.micrometer;
 }

@@ -2,6 +2,7 @@ package dev.semaphore
 
 import dev.semaphore.internal.WeakRegistry
 import kotlin.time.Duration
+import kotlin.time.TimeSource
 import kotlin.time.toJavaDuration
 import kotlin.time.toKotlinDuration
 
@@ -33,13 +34,19 @@ import kotlin.time.toKotlinDuration
  * @property name the primitive's name: 1 to 200 characters, not blank; null for none.
  * @property tracking what to record about holders and waiters.
  * @property longHoldThreshold the hold time after which a hold is reported, or null for none.
- * @property detectDeadlocksAfter the wait after which a lock's request starts a deadlock search, or null for none.
+ * - [timeSource]: the clock that the durations of holds and waits are read on (their `since`, `held`, `waited`,
+ *   a dump's times): `TimeSource.Monotonic` (null) by default; under kotlinx-coroutines-test pass the test's
+ *   virtual clock, `Diagnostics(tracking = Tracking.HOLDERS, timeSource = testScheduler.timeSource)`, so that a
+ *   100 ms virtual wait reads 100 ms. The watches (long holds, deadlocks) still wait in real time.
+ *
+ * @property timeSource the clock of the recorded durations, or null for `TimeSource.Monotonic`.
  */
 public class Diagnostics(
     public val name: String? = null,
     public val tracking: Tracking = Tracking.OFF,
     public val longHoldThreshold: Duration? = null,
     public val detectDeadlocksAfter: Duration? = null,
+    public val timeSource: TimeSource? = null,
 ) {
     init {
         if (name != null) {
@@ -60,15 +67,15 @@ public class Diagnostics(
     }
 
     /** These diagnostics with [tracking] (Java: `Diagnostics.named("db").withTracking(Tracking.HOLDERS)`). */
-    public fun withTracking(tracking: Tracking): Diagnostics = Diagnostics(name, tracking, longHoldThreshold, detectDeadlocksAfter)
+    public fun withTracking(tracking: Tracking): Diagnostics = Diagnostics(name, tracking, longHoldThreshold, detectDeadlocksAfter, timeSource)
 
     /** These diagnostics with a long-hold threshold (Java); null for none. */
     public fun withLongHoldThreshold(threshold: java.time.Duration?): Diagnostics =
-        Diagnostics(name, tracking, threshold?.toKotlinDuration(), detectDeadlocksAfter)
+        Diagnostics(name, tracking, threshold?.toKotlinDuration(), detectDeadlocksAfter, timeSource)
 
     /** These diagnostics with deadlock detection after [wait] (Java); null for none. See [detectDeadlocksAfter]. */
     public fun withDeadlockDetection(wait: java.time.Duration?): Diagnostics =
-        Diagnostics(name, tracking, longHoldThreshold, wait?.toKotlinDuration())
+        Diagnostics(name, tracking, longHoldThreshold, wait?.toKotlinDuration(), timeSource)
 
     /** The long-hold threshold as a `java.time.Duration` (Java), or null. */
     public fun longHoldThresholdTime(): java.time.Duration? = longHoldThreshold?.toJavaDuration()
@@ -86,6 +93,7 @@ public class Diagnostics(
         if (tracking != Tracking.OFF) parts += "tracking=$tracking"
         if (longHoldThreshold != null) parts += "longHoldThreshold=$longHoldThreshold"
         if (detectDeadlocksAfter != null) parts += "detectDeadlocksAfter=$detectDeadlocksAfter"
+        if (timeSource != null) parts += "timeSource=$timeSource"
         append(if (parts.isEmpty()) "none" else parts.joinToString(", "))
         append(')')
     }
@@ -185,7 +193,7 @@ internal object ProcessDiagnostics {
         val longHolds = config.longHoldThreshold ?: p.longHolds
         val deadlocks = config.detectDeadlocksAfter ?: if (kind == "Lock" || kind == "ReadWriteLock") p.deadlocks else null
         if (tracking == config.tracking && longHolds == config.longHoldThreshold && deadlocks == config.detectDeadlocksAfter) return config
-        return Diagnostics(config.name, tracking, longHolds, deadlocks)
+        return Diagnostics(config.name, tracking, longHolds, deadlocks, config.timeSource)
     }
 
     /** The process's listener, or null. */

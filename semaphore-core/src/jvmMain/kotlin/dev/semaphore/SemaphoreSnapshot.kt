@@ -37,7 +37,11 @@ public class SemaphoreSnapshot internal constructor(
     @get:JvmName("availablePermits") public val availablePermits: Int,
     /** Requests waiting in line. */
     @get:JvmName("queuedRequests") public val queuedRequests: Int,
-    /** The permits those requests ask for, together. */
+    /**
+     * The permits those requests ask for, together: a `Long`, because many requests of up to [totalPermits] each
+     * can ask for more than an `Int` holds (as [heldPermits] can exceed [totalPermits] while a reduction's debt is
+     * repaid). A count of permits that exist or are free is an `Int`, as the primitives take it.
+     */
     @get:JvmName("queuedPermits") public val queuedPermits: Long,
     /**
      * Requests waiting per priority, highest priority first, levels with waiters only; empty except for a
@@ -67,7 +71,7 @@ public class SemaphoreSnapshot internal constructor(
     /** Whether the upgradable read is taken; false except for a [ReadWriteLock]. */
     @get:JvmName("upgradableHeld") public val upgradableHeld: Boolean,
 ) {
-    /** Permits held now: [totalPermits] minus [availablePermits]. */
+    /** Permits held now: [totalPermits] minus [availablePermits]; a `Long`, since it exceeds the total while [availablePermits] is below zero. */
     @get:JvmName("heldPermits")
     public val heldPermits: Long get() = totalPermits.toLong() - availablePermits
 

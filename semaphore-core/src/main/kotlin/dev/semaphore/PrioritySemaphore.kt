@@ -1,7 +1,5 @@
 package dev.semaphore
 
-import dev.semaphore.internal.releaseFromScope
-import dev.semaphore.internal.releaseNamesCaller
 import kotlin.coroutines.coroutineContext
 import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.acquireSuspending

@@ -4,8 +4,6 @@
  */
 package dev.semaphore
 
-import dev.semaphore.internal.unlockReadFromScope
-import dev.semaphore.internal.releaseNamesCaller
 import kotlin.coroutines.coroutineContext
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind

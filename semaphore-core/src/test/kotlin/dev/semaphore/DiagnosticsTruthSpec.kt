@@ -330,6 +330,27 @@ class DiagnosticsTruthSpec : FunSpec({
         sem.holders().last().caller.kind shouldBe Caller.Kind.FUTURE
     }
 
+    test("durations follow the primitive's clock: under runTest, a 100 ms virtual wait reads 100 ms, and a dump agrees with itself") {
+        kotlinx.coroutines.test.runTest {
+            val lock = Lock(diagnostics = Diagnostics(tracking = Tracking.HOLDERS, timeSource = testScheduler.timeSource))
+            lock.lock()
+            val waiter = launch { if (lock.tryLock(1.seconds)) lock.unlock() }
+            testScheduler.runCurrent()
+            testScheduler.advanceTimeBy(100)
+            val wait = lock.waiters().single()
+            wait.waited shouldBe java.time.Duration.ofMillis(100)
+            java.time.Duration.between(wait.since, wait.deadline) shouldBe java.time.Duration.ofSeconds(1)
+            lock.holders().single().held shouldBe java.time.Duration.ofMillis(100)
+            lock.snapshot().oldestWait shouldBe java.time.Duration.ofMillis(100)
+            val dump = lock.dump()
+            dump shouldContain "oldest 100ms"
+            dump shouldContain "for 100ms"
+            dump shouldContain "since 100ms ago"
+            lock.unlock()
+            waiter.join()
+        }
+    }
+
     test("a reported deadlock keeps none of its participants alive once they are gone") {
         class Owner(val payload: ByteArray = ByteArray(1 shl 20))
         val refs = ArrayList<WeakReference<Any>>()

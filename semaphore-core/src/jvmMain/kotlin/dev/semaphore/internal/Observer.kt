@@ -206,6 +206,20 @@ internal class Observer(
     private var pending: Any? = null
     private val captureStacks = config.tracking == Tracking.HOLDERS_AND_STACKS
 
+    /**
+     * The clock of the recorded durations (Diagnostics.timeSource): null for System.nanoTime; else readings on that
+     * source, placed on System.nanoTime's scale at this observer's creation, so that WallClock turns them into times
+     * of day as it does the others.
+     */
+    private val clockBase: Long = System.nanoTime()
+    private val clockMark: kotlin.time.TimeMark? = config.timeSource?.markNow()
+
+    /** Now, on this primitive's clock. */
+    fun clockNow(): Long = if (clockMark == null) System.nanoTime() else clockBase + clockMark.elapsedNow().inWholeNanoseconds
+
+    /** Now for a report: the report's one instant (ReportInstant) on the monotonic clock, else this primitive's clock. */
+    private fun reportNow(): Long = if (clockMark == null) ReportInstant.now() else clockNow()
+
     /** O5: the long-hold threshold and the deadlock wait, in nanoseconds; 0 for none. */
     private val longHoldNanos = config.longHoldThreshold?.inWholeNanoseconds ?: 0L
     private val deadlockNanos = config.detectDeadlocksAfter?.inWholeNanoseconds ?: 0L
@@ -221,7 +235,7 @@ internal class Observer(
     // ---- hooks, under the engine's lock (O2) ----
 
     fun acquiredNow(permits: Int, requester: Requester) {
-        val now = System.nanoTime()
+        val now = clockNow()
         val rec = HoldRecord(requester, permits, now, stackIfCaptured())
         rec.jfr = if (writersLineOf == 0) Jfr.beginHold() else null // O4
         holds.add(rec)
@@ -232,14 +246,14 @@ internal class Observer(
     fun queued(w: PermitWaiter, priority: Int) {
         val deadline = announcedDeadline.get()
         if (deadline != null) announcedDeadline.remove()
-        val rec = WaitRecord(w.requester(), w.permits, priority, System.nanoTime(), deadline ?: UNKNOWN_NANOS, stackIfCaptured())
+        val rec = WaitRecord(w.requester(), w.permits, priority, clockNow(), deadline ?: UNKNOWN_NANOS, stackIfCaptured())
         rec.jfr = if (writersLineOf == 0) Jfr.beginWait() else null // O4
         waits[w] = rec
         if (deadlockNanos > 0 && !watchArmed) arm(deadlockNanos) // O5
     }
 
     fun grantedAfterWait(w: PermitWaiter) {
-        val now = System.nanoTime()
+        val now = clockNow()
         val wait = waits.remove(w)
         val requester = wait?.requester ?: w.requester()
         val rec = HoldRecord(requester, w.permits, now, wait?.stack)
@@ -254,13 +268,13 @@ internal class Observer(
     fun leftLine(w: PermitWaiter, timedOut: Boolean) {
         val rec = waits.remove(w) ?: return
         if (listeners.isEmpty() && rec.jfr == null) return
-        add(Pending.LeftLine(waitInfo(rec, System.nanoTime(), null), timedOut, rec.jfr))
+        add(Pending.LeftLine(waitInfo(rec, clockNow(), null), timedOut, rec.jfr))
     }
 
     fun failed(w: PermitWaiter) {
         val rec = waits.remove(w) ?: return
         if (rec.jfr == null) return // only JFR hears of a failure one by one (listeners hear onClosed)
-        add(Pending.Failed(waitInfo(rec, System.nanoTime(), null), rec.jfr))
+        add(Pending.Failed(waitInfo(rec, clockNow(), null), rec.jfr))
     }
 
     fun closed(cause: Throwable?, failed: Int) {
@@ -350,7 +364,7 @@ internal class Observer(
     /** Reports the end of [permits] of [rec], reading the clock only if someone is told. */
     private fun end(rec: HoldRecord, permits: Int) {
         if (listeners.isEmpty() && rec.jfr == null && !rec.reportedLong) return
-        val now = System.nanoTime()
+        val now = clockNow()
         val info = HoldInfo(rec.requester, rec.requester.owner, permits, rec.sinceNanos, now - rec.sinceNanos, rec.stack.frames())
         add(Pending.Released(info, rec.reportedLong, rec.jfr))
     }
@@ -368,7 +382,7 @@ internal class Observer(
      */
     fun watchNow(found: (longHolds: List<Pending.LongHold>, searchDeadlocks: Boolean) -> Unit) {
         watchArmed = false
-        val now = System.nanoTime()
+        val now = clockNow()
         var next = Long.MAX_VALUE
         var due: ArrayList<Pending.LongHold>? = null
         if (longHoldNanos > 0) {
@@ -401,12 +415,12 @@ internal class Observer(
     }
 
     fun holdInfos(): List<HoldInfo> {
-        val now = ReportInstant.now()
+        val now = reportNow()
         return holds.map { holdInfo(it, now) }
     }
 
     fun waitInfos(order: WaitOrder): List<WaitInfo> {
-        val now = ReportInstant.now()
+        val now = reportNow()
         val clock = queue.clockNow()
         return waits.map { (w, rec) -> waitInfo(rec, now, order.effectivePriority(w, rec.priority, clock)) }
     }
@@ -417,9 +431,9 @@ internal class Observer(
     /** Under the lock: the requests in line, in the order they came (Deadlocks.kt reads them). */
     fun waitRecords(): List<WaitRecord> = ArrayList(waits.values)
 
-    fun holdInfoOf(rec: HoldRecord): HoldInfo = holdInfo(rec, ReportInstant.now())
+    fun holdInfoOf(rec: HoldRecord): HoldInfo = holdInfo(rec, reportNow())
 
-    fun waitInfoOf(rec: WaitRecord): WaitInfo = waitInfo(rec, ReportInstant.now(), null)
+    fun waitInfoOf(rec: WaitRecord): WaitInfo = waitInfo(rec, reportNow(), null)
 
     /** O5: what the watches found for this primitive, told in order, on a thread of its own while it is told. */
     private val lane = ArrayDeque<() -> Unit>()
@@ -463,8 +477,8 @@ internal class Observer(
         }
     }
 
-    /** System.nanoTime() when the oldest request in line joined it, or null. */
-    fun oldestWaitNanos(): Long? = waits.values.minOfOrNull { it.sinceNanos }
+    /** How long the oldest request in line has waited, in nanoseconds on this primitive's clock, or null. */
+    fun oldestWaitNanos(): Long? = waits.values.minOfOrNull { it.sinceNanos }?.let { reportNow() - it }
 
     /** The events of the locked step ending, for [deliver]: null if none. */
     fun takePending(): Any? {
@@ -647,8 +661,7 @@ internal class Observer(
  * after the offer ([clearDeadline]); null, and nothing done, if the queue is not observed.
  */
 internal fun WaiterQueue.announceDeadline(timeoutNanos: Long): Thread? {
-    if (observer == null) return null
-    val now = System.nanoTime()
+    val now = (observer ?: return null).clockNow()
     Observer.announcedDeadline.set(if (timeoutNanos > Long.MAX_VALUE - now) Long.MAX_VALUE else now + timeoutNanos)
     return Thread.currentThread()
 }

@@ -17,7 +17,7 @@ internal fun EngineCounts.toSnapshot(
     queuedRequests = queuedRequests,
     queuedPermits = queuedPermits,
     queuedByPriority = byPriority,
-    oldestWait = oldestWaitStart?.let { java.time.Duration.ofNanos(ReportInstant.now() - it) },
+    oldestWait = oldestWaitStart?.let { java.time.Duration.ofNanos(it) },
     isClosed = closed,
     acquired = acquired,
     acquiredAfterWait = acquiredAfterWait,

@@ -875,7 +875,7 @@ internal class EngineCounts {
     var failedByClose = 0L
     var closed = false
 
-    /** System.nanoTime() when the oldest request in line joined it, if the queue is observed and one waits. */
+    /** How long the oldest request in line has waited (nanoseconds), if the queue is observed and one waits. */
     var oldestWaitStart: Long? = null
 }
 

@@ -20,24 +20,3 @@ internal fun notEngineBacked(primitive: Any): IllegalArgumentException = Illegal
  * and upgradable read, of which there is at most one, each of a size no other hold has.
  */
 internal val RELEASE_BY_SIZE: Any = Any()
-
-/**
- * For the scoped forms' inline bodies (withPermit, withReadLock): true while [primitive] is observed, so
- * that the release names the coroutine's Job (Observer.kt, H2); false, and nothing else read, otherwise.
- */
-@PublishedApi
-internal fun releaseNamesCaller(primitive: Any): Boolean = (primitive as? WaiterQueueOwner)?.waiterQueue?.observer != null
-
-/** A scoped form's release of [permits] of [pool], naming the coroutine of [context] (Observer.kt, H2). */
-@PublishedApi
-internal fun releaseFromScope(pool: dev.semaphore.PermitPool, permits: Int, context: kotlin.coroutines.CoroutineContext) {
-    val queue = (pool as? WaiterQueueOwner)?.waiterQueue
-    if (queue == null) pool.release(permits) else queue.releaseNamed(permits, context[kotlinx.coroutines.Job])
-}
-
-/** withReadLock's unlockRead, naming the coroutine of [context] (Observer.kt, H2). */
-@PublishedApi
-internal fun unlockReadFromScope(lock: dev.semaphore.ReadWriteLock, context: kotlin.coroutines.CoroutineContext) {
-    val impl = lock as? dev.semaphore.ReadWriteLockImpl
-    if (impl == null) lock.unlockRead() else impl.unlockRead(context[kotlinx.coroutines.Job])
-}

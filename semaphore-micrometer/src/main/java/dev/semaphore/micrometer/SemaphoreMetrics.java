@@ -2,6 +2,7 @@ package dev.semaphore.micrometer;
 
 import dev.semaphore.Diagnostics;
 import dev.semaphore.Inspectable;
+import dev.semaphore.async.AsyncInspectable;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
@@ -129,6 +130,27 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
                     + "SemaphoreMetrics.of(primitive, \"db\")");
         }
         return new SemaphoreMetrics(primitive, own, Tags.empty(), true);
+    }
+
+    /**
+     * A binder for a Java view ({@code AsyncSemaphore}, {@code AsyncLock}, {@code AsyncPrioritySemaphore},
+     * {@code AsyncReadWriteLock}), tagged with its name: {@code SemaphoreMetrics.of(pool).bindTo(registry)}. The same
+     * as {@link #of(Inspectable)} of {@code primitive.asKotlin()}.
+     *
+     * @throws IllegalArgumentException if the primitive has no name
+     */
+    public static SemaphoreMetrics of(AsyncInspectable primitive) {
+        return of(Objects.requireNonNull(primitive, "primitive").asKotlin());
+    }
+
+    /**
+     * A binder for a Java view tagged {@code name=}{@code name}: {@link #of(Inspectable, String)} of
+     * {@code primitive.asKotlin()}.
+     *
+     * @throws IllegalArgumentException as {@link #of(Inspectable, String)}
+     */
+    public static SemaphoreMetrics of(AsyncInspectable primitive, String name) {
+        return of(Objects.requireNonNull(primitive, "primitive").asKotlin(), name);
     }
 
     /**

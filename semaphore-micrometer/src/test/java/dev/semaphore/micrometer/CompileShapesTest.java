@@ -48,10 +48,10 @@ class CompileShapesTest {
     private record Shape(String why, String rejected, String accepted, String error) {}
 
     private static final List<Shape> SHAPES = List.of(
-            new Shape("a Java view is not the primitive: asKotlin() is",
-                    "SemaphoreMetrics.of(db).bindTo(registry);",
-                    "SemaphoreMetrics.of(db.asKotlin()).bindTo(registry);",
-                    "dev.semaphore.async.AsyncSemaphore cannot be converted to dev.semaphore.Inspectable"),
+            new Shape("a Java view comes first, then its name, as a primitive does",
+                    "SemaphoreMetrics.of(\"db\", db);",
+                    "SemaphoreMetrics.of(db, \"db\");",
+                    "no suitable method found for of(java.lang.String,dev.semaphore.async.AsyncSemaphore)"),
             new Shape("the primitive comes first, then its name",
                     "SemaphoreMetrics.of(\"db\", db.asKotlin());",
                     "SemaphoreMetrics.of(db.asKotlin(), \"db\");",

@@ -35,10 +35,10 @@ class DocExamplesTest {
         // example: metrics-java
         MeterRegistry registry = new SimpleMeterRegistry();                // your application's registry
         AsyncSemaphore db = AsyncSemaphore.create(8, Diagnostics.named("db"));
-        SemaphoreMetrics.of(db.asKotlin()).bindTo(registry);               // gauges, counters and timers
+        SemaphoreMetrics.of(db).bindTo(registry);                          // gauges, counters and timers
 
         AsyncLock cache = AsyncLock.create(Diagnostics.named("cache"));   // on a hot path:
-        SemaphoreMetrics.of(cache.asKotlin()).snapshotOnly().bindTo(registry); // gauges and counters only
+        SemaphoreMetrics.of(cache).snapshotOnly().bindTo(registry);        // gauges and counters only
 
         NamedSemaphoreMetrics all = SemaphoreMetrics.allNamed().refreshEvery(Duration.ofSeconds(30));
         all.bindTo(registry);              // every named primitive: those alive now, the others within 30 s
@@ -70,7 +70,7 @@ class DocExamplesTest {
         });
         // end
         AsyncSemaphore jobs = AsyncSemaphore.create(1, Diagnostics.named("histogram-jobs"));
-        SemaphoreMetrics.of(jobs.asKotlin()).bindTo(registry);
+        SemaphoreMetrics.of(jobs).bindTo(registry);
         jobs.acquire().join().close();
         String scrape = registry.scrape();
         assertTrue(scrape.contains("semaphore_acquire_seconds_bucket{kind=\"Semaphore\",name=\"histogram-jobs\","
