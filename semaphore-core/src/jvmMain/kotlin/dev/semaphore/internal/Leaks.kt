@@ -79,7 +79,7 @@ internal object Leaks {
     }
 
     /** What the observer knew of a watched hold (K3). */
-    private class Taken(val requester: Requester, val permits: Int, val sinceNanos: Long, val stack: Array<StackTraceElement>?)
+    private class Taken(val requester: Requester, val permits: Int, val sinceNanos: Long, val stack: CapturedStack?)
 
     /** The Cleaner's action for one handle: references everything but the handle (K2). */
     private class Check(
@@ -106,7 +106,7 @@ internal object Leaks {
                 taken.permits,
                 taken.sinceNanos,
                 now - taken.sinceNanos,
-                taken.stack?.asList() ?: emptyList(),
+                taken.stack?.frames ?: emptyList(),
             )
             queue.observer?.leaked(info)
             Jfr.leaked(primitive.name, kind, info)

@@ -152,7 +152,7 @@ internal class WaitRecord(
     val priority: Int,
     val sinceNanos: Long,
     val deadlineNanos: Long,
-    val stack: Array<StackTraceElement>?,
+    val stack: CapturedStack?,
 ) {
     var jfr: Any? = null
 
@@ -168,7 +168,7 @@ internal class HoldRecord(
     val requester: Requester,
     var permits: Int,
     val sinceNanos: Long,
-    val stack: Array<StackTraceElement>?,
+    val stack: CapturedStack?,
 ) {
     var reportedLong = false
     var jfr: Any? = null
@@ -583,7 +583,7 @@ internal class Observer(
         }
     }
 
-    private fun stackIfCaptured(): Array<StackTraceElement>? = if (captureStacks) callerStack() else null
+    private fun stackIfCaptured(): CapturedStack? = if (captureStacks) CapturedStack() else null
 
     private fun holdInfo(rec: HoldRecord, now: Long) = HoldInfo(
         rec.requester,
@@ -622,23 +622,13 @@ internal class Observer(
          */
         val announcedDeadline = ThreadLocal<Long?>()
 
-        private fun Array<StackTraceElement>?.frames(): List<StackTraceElement> = this?.asList() ?: emptyList()
-
-        /**
-         * The caller's stack, without the library's own frames (and the coroutine machinery) at its top, cut at
-         * [STACK_FRAMES] frames: walked lazily, so that its cost follows what is kept, not the stack's depth (a
-         * whole stack of a deep caller cost about 200 µs a capture).
-         */
-        fun callerStack(): Array<StackTraceElement> = STACK_WALKER.walk { frames ->
-            frames.dropWhile { isLibraryFrame(it.className) }.limit(STACK_FRAMES.toLong()).map { it.toStackTraceElement() }.toArray { n -> arrayOfNulls<StackTraceElement>(n) }
-        }.requireNoNulls()
+        /** The frames of [this], made when first read (CapturedStack), or none. */
+        private fun CapturedStack?.frames(): List<StackTraceElement> = if (this == null) emptyList() else LazyFrames(this)
 
         /** The frames a captured stack keeps at most (docs/diagnostics.md). */
         const val STACK_FRAMES = 32
 
-        private val STACK_WALKER: StackWalker = StackWalker.getInstance()
-
-        private fun isLibraryFrame(c: String): Boolean =
+        fun isLibraryFrame(c: String): Boolean =
             LIBRARY_PREFIXES.any { c.startsWith(it) } || c.startsWith("kotlinx.coroutines.") || c.startsWith("kotlin.coroutines.") ||
                 c.startsWith(JAVA_FACADE_PACKAGE) && c.substring(JAVA_FACADE_PACKAGE.length).substringBefore('$') in JAVA_FACADE
 
@@ -721,6 +711,28 @@ internal object ReportInstant {
     fun pinnedNow(): Long? = pinned.get()
 
     fun set(now: Long?) = if (now == null) pinned.remove() else pinned.set(now)
+}
+
+/**
+ * The stack of a call, captured when a hold or request is recorded with Tracking.HOLDERS_AND_STACKS: the JVM's
+ * backtrace only (what creating a Throwable records, no frame objects), made into frames when first read
+ * ([frames]: the caller's, without the library's own at the top, at most Observer.STACK_FRAMES), since most
+ * records are never looked at. Read eagerly, a whole stack cost about 200 us a capture in a deep caller.
+ */
+internal class CapturedStack : Throwable(null, null, false, true) {
+    val frames: List<StackTraceElement> by lazy(LazyThreadSafetyMode.PUBLICATION) {
+        val all = stackTrace
+        var i = 0
+        while (i < all.size && Observer.isLibraryFrame(all[i].className)) i++
+        all.copyOfRange(i, minOf(all.size, i + Observer.STACK_FRAMES)).asList()
+    }
+}
+
+/** A captured stack's frames as a list that makes them when first read (a HoldInfo nobody reads costs no frames). */
+private class LazyFrames(private val captured: CapturedStack) : AbstractList<StackTraceElement>() {
+    override val size: Int get() = captured.frames.size
+
+    override fun get(index: Int): StackTraceElement = captured.frames[index]
 }
 
 /** A time on System.nanoTime's clock that is not known (a hold from before observation), or no deadline. */

@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The listener that the {@code observed} test execution (semaphore-java-api/pom.xml) adds to every primitive
  * through {@code -Ddev.semaphore.diagnostics=...,listener=dev.semaphore.async.ObservingListener}: it reads every
- * event whole, so that the whole suite runs with events delivered and formatted on every path.
+ * event (who, in words and as fields, and its times; a stack is made only for a listener that reads it), so that
+ * the whole suite runs with events delivered on every path.
  */
 public final class ObservingListener implements SemaphoreListener {
     /** Events read in this JVM. */
@@ -21,12 +22,12 @@ public final class ObservingListener implements SemaphoreListener {
 
     @Override
     public void onAcquired(Inspectable primitive, HoldInfo hold, Duration waited) {
-        read(hold.toString(), hold.since(), waited);
+        read(hold.holder(), hold.since(), waited);
     }
 
     @Override
     public void onReleased(Inspectable primitive, HoldInfo hold) {
-        read(hold.toString(), hold.since(), hold.held());
+        read(hold.holder(), hold.caller().kind(), hold.held());
     }
 
     @Override
@@ -36,12 +37,12 @@ public final class ObservingListener implements SemaphoreListener {
 
     @Override
     public void onTimedOut(Inspectable primitive, WaitInfo request) {
-        read(request.toString(), request.since(), request.deadline());
+        read(request.requester(), request.since(), request.deadline());
     }
 
     @Override
     public void onCancelled(Inspectable primitive, WaitInfo request) {
-        read(request.toString(), request.since(), request.deadline());
+        read(request.requester(), request.waited(), request.deadline());
     }
 
     @Override

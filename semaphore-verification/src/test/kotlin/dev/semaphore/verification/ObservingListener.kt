@@ -11,16 +11,16 @@ import java.util.concurrent.atomic.AtomicLong
 /**
  * The listener of this module's `observed` execution (pom.xml), added to every primitive through
  * `-Ddev.semaphore.diagnostics=...,listener=dev.semaphore.verification.ObservingListener`: it reads every event
- * whole, so that the storms and Lincheck tests run with events delivered on every path.
+ * (who and its times), so that the storms and Lincheck tests run with events delivered on every path.
  */
 class ObservingListener : SemaphoreListener {
-    override fun onAcquired(primitive: Inspectable, hold: HoldInfo, waited: Duration) = read(hold.toString(), hold.caller.kind, waited)
+    override fun onAcquired(primitive: Inspectable, hold: HoldInfo, waited: Duration) = read(hold.holder, hold.caller.kind, waited)
 
-    override fun onReleased(primitive: Inspectable, hold: HoldInfo) = read(hold.toString(), hold.since, hold.held)
+    override fun onReleased(primitive: Inspectable, hold: HoldInfo) = read(hold.holder, hold.since, hold.held)
 
-    override fun onTimedOut(primitive: Inspectable, request: WaitInfo) = read(request.toString(), request.caller.kind, request.deadline)
+    override fun onTimedOut(primitive: Inspectable, request: WaitInfo) = read(request.requester, request.caller.kind, request.deadline)
 
-    override fun onCancelled(primitive: Inspectable, request: WaitInfo) = read(request.toString(), request.since, request.deadline)
+    override fun onCancelled(primitive: Inspectable, request: WaitInfo) = read(request.requester, request.since, request.deadline)
 
     override fun onLongHold(primitive: Inspectable, hold: HoldInfo) = read(hold.toString(), hold.held, null)
 
