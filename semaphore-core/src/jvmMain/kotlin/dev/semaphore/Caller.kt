@@ -36,7 +36,7 @@ public class Caller internal constructor(private val requester: Requester?, priv
 
     /** The kind of caller. */
     @get:JvmName("kind")
-    public val kind: Kind get() = requester?.kind() ?: if (text.startsWith("unattributed")) Kind.UNATTRIBUTED else Kind.BEFORE_OBSERVATION
+    public val kind: Kind get() = requester?.kind() ?: Kind.BEFORE_OBSERVATION
 
     /** The launched coroutine's Job (a scope inside it, such as `withContext`, is the same caller), or null. */
     @get:JvmName("job")

@@ -351,6 +351,38 @@ class DiagnosticsTruthSpec : FunSpec({
         }
     }
 
+    test("a deadlock is reported after its wait, even on locks whose holds arm a longer long-hold look; a named release never ends another's hold") {
+        val a = Lock(diagnostics = Diagnostics(longHoldThreshold = 60.seconds, detectDeadlocksAfter = 20.milliseconds))
+        val b = Lock(diagnostics = Diagnostics(longHoldThreshold = 60.seconds, detectDeadlocksAfter = 20.milliseconds))
+        val heard = CompletableDeferred<Deadlock>()
+        a.addListener(object : SemaphoreListener {
+            override fun onDeadlock(primitive: Inspectable, deadlock: Deadlock) {
+                heard.complete(deadlock)
+            }
+        })
+        runBlocking(Dispatchers.Default) {
+            val bothHold = CompletableDeferred<Unit>()
+            val first = launch { a.lock(); bothHold.await(); b.lock() }
+            val second = launch { b.lock(); withTimeout(10_000) { while (!a.isLocked) delay(1) }; bothHold.complete(Unit); a.lock() }
+            withTimeout(5_000) { heard.await() }.participants shouldHaveSize 2 // not after the 60 s look
+            first.cancelAndJoin()
+            second.cancelAndJoin()
+        }
+        val sem = withoutProcessDiagnostics { Semaphore(2) }
+        runBlocking(Dispatchers.Default) {
+            val inside = CompletableDeferred<Unit>()
+            val leave = CompletableDeferred<Unit>()
+            val early = launch(CoroutineName("early")) { sem.withPermit { inside.complete(Unit); leave.await() } } // before observation
+            inside.await()
+            sem.addListener(object : SemaphoreListener {}) // observed from here: the early hold is not recorded
+            sem.tryAcquire() shouldBe true // recorded: this thread's
+            leave.complete(Unit)
+            early.join() // its release names its coroutine, whose hold was never recorded
+        }
+        sem.holders().single().caller.kind shouldBe Caller.Kind.THREAD // the other caller's hold stays (O3, H2)
+        sem.release()
+    }
+
     test("a reported deadlock keeps none of its participants alive once they are gone") {
         class Owner(val payload: ByteArray = ByteArray(1 shl 20))
         val refs = ArrayList<WeakReference<Any>>()

@@ -33,14 +33,15 @@
  *     merges them into the lock's) and its one hold, the writer on its way, which is never shown as a hold
  *     of the lock but is what Deadlocks.kt needs to see a writer wait for the one ahead of it. It has no
  *     listeners and tells JFR nothing: the lock's own Observer reports the write's wait and hold.
- * O5  Watches follow records, not time: a primitive with a long-hold threshold or deadlock detection has at
- *     most one timer pending on the diagnostics thread, armed when a hold or a request is recorded and none
- *     is pending, due when the oldest unreported hold reaches the threshold (the oldest request not yet
- *     looked at reaches the deadlock wait); when it runs it reports what is due and arms itself for the next
- *     record to come due, or not at all. A primitive with nothing held or waiting costs no timer. Each request
+ * O5  Watches follow records, not time: a primitive with a long-hold threshold or deadlock detection has one
+ *     look armed on the diagnostics thread while a record is to come due: armed when a hold or a request is
+ *     recorded and no look is due by its own due time (a request's deadlock wait may be shorter than the
+ *     long-hold threshold of the hold that armed the look), the latest look doing the work and earlier ones
+ *     nothing; when it runs it reports what is due and arms itself for the next record to come due, or not at
+ *     all. A primitive with nothing held or waiting costs no timer. Each request
  *     starts at most one deadlock search, when it has waited that long (Deadlocks.kt says why once suffices).
  *     What a watch finds is told to listeners on another thread (DiagnosticsThread.events), so a slow listener
- *     delays only other listeners, never a watch.
+ *     delays only its own primitive's events, never a watch.
  * Bounds: one record per waiter in line and per hold alive, and the events of one locked step.
  */
 package dev.semaphore.internal
@@ -224,8 +225,9 @@ internal class Observer(
     private val longHoldNanos = config.longHoldThreshold?.inWholeNanoseconds ?: 0L
     private val deadlockNanos = config.detectDeadlocksAfter?.inWholeNanoseconds ?: 0L
 
-    /** O5: a watch timer is pending. Under the engine's lock. */
+    /** O5: a watch timer is pending, due at [armedAt] (System.nanoTime). Under the engine's lock. */
     private var watchArmed = false
+    private var armedAt = 0L
 
     /** Whether it must stay installed: a listener, or the primitive's [Diagnostics] ask for observation. */
     val needed: Boolean get() = listeners.isNotEmpty() || config.observesFromCreation
@@ -239,7 +241,7 @@ internal class Observer(
         val rec = HoldRecord(requester, permits, now, stackIfCaptured())
         rec.jfr = if (writersLineOf == 0) Jfr.beginHold() else null // O4
         holds.add(rec)
-        if (longHoldNanos > 0 && !watchArmed) arm(longHoldNanos) // O5
+        if (longHoldNanos > 0) armBy(longHoldNanos) // O5
         if (listeners.isNotEmpty()) add(Pending.Acquired(holdInfo(rec, now), Duration.ZERO, null, null))
     }
 
@@ -249,7 +251,7 @@ internal class Observer(
         val rec = WaitRecord(w.requester(), w.permits, priority, clockNow(), deadline ?: UNKNOWN_NANOS, stackIfCaptured())
         rec.jfr = if (writersLineOf == 0) Jfr.beginWait() else null // O4
         waits[w] = rec
-        if (deadlockNanos > 0 && !watchArmed) arm(deadlockNanos) // O5
+        if (deadlockNanos > 0) armBy(deadlockNanos) // O5
     }
 
     fun grantedAfterWait(w: PermitWaiter) {
@@ -259,7 +261,7 @@ internal class Observer(
         val rec = HoldRecord(requester, w.permits, now, wait?.stack)
         rec.jfr = if (writersLineOf == 0) Jfr.beginHold() else null // O4
         holds.add(rec)
-        if (longHoldNanos > 0 && !watchArmed) arm(longHoldNanos) // O5
+        if (longHoldNanos > 0) armBy(longHoldNanos) // O5
         if (listeners.isEmpty() && wait?.jfr == null) return // nobody to tell (the records above are kept)
         val waited = if (wait == null) Duration.ZERO else Duration.ofNanos(now - wait.sinceNanos)
         add(Pending.Acquired(holdInfo(rec, now), waited, wait?.jfr, wait?.let { waitInfo(it, now, null) }))
@@ -308,6 +310,7 @@ internal class Observer(
                 return
             }
             if (takeUnattributed(permits)) return // its hold was made unattributed by an anonymous release
+            return unknownEnded(permits) // its hold was not recorded (O3): never another caller's
         }
         if (holds.isEmpty()) return unknownEnded(permits) // O3
         val first = holds[0].requester.key
@@ -337,7 +340,7 @@ internal class Observer(
         holds.clear()
         if (held > permits) holds.add(unattributed((held - permits).toInt()))
         if (listeners.isNotEmpty()) {
-            add(Pending.Released(HoldInfo(UNATTRIBUTED_HOLDER, null, permits, UNKNOWN_NANOS, UNKNOWN_NANOS, emptyList()), false, null))
+            add(Pending.Released(HoldInfo(UNATTRIBUTED_REQUESTER, null, permits, UNKNOWN_NANOS, UNKNOWN_NANOS, emptyList()), false, null))
         }
     }
 
@@ -348,7 +351,7 @@ internal class Observer(
         val rec = holds[i]
         if (rec.permits == permits) holds.removeAt(i) else rec.permits -= permits
         if (listeners.isNotEmpty()) {
-            add(Pending.Released(HoldInfo(UNATTRIBUTED_HOLDER, null, permits, UNKNOWN_NANOS, UNKNOWN_NANOS, emptyList()), false, null))
+            add(Pending.Released(HoldInfo(UNATTRIBUTED_REQUESTER, null, permits, UNKNOWN_NANOS, UNKNOWN_NANOS, emptyList()), false, null))
         }
         return true
     }
@@ -369,10 +372,17 @@ internal class Observer(
         add(Pending.Released(info, rec.reportedLong, rec.jfr))
     }
 
-    /** O5: under the lock, schedules this primitive's watch [delayNanos] from now. */
-    private fun arm(delayNanos: Long) {
+    /**
+     * O5: under the lock, makes sure this primitive's watch looks within [delayNanos] from now: schedules a look unless
+     * one is due by then (a record's threshold may be shorter than what the pending look was armed for: a request's
+     * deadlock wait behind a hold's long-hold threshold). A look that is no longer the latest armed does nothing.
+     */
+    private fun armBy(delayNanos: Long) {
+        val at = System.nanoTime() + delayNanos
+        if (watchArmed && armedAt - at <= 0) return
         watchArmed = true
-        DiagnosticsThread.watchOnce(queue, delayNanos)
+        armedAt = at
+        DiagnosticsThread.watchOnce(queue, delayNanos, at)
     }
 
     /**
@@ -380,7 +390,8 @@ internal class Observer(
      * caller, off this lock and off the diagnostics thread), and whether a request came due for its deadlock
      * search. Arms the next look, if any record is still to come due.
      */
-    fun watchNow(found: (longHolds: List<Pending.LongHold>, searchDeadlocks: Boolean) -> Unit) {
+    fun watchNow(armed: Long, found: (longHolds: List<Pending.LongHold>, searchDeadlocks: Boolean) -> Unit) {
+        if (!watchArmed || armed != armedAt) return // a look armed before a nearer one: that one does this work
         watchArmed = false
         val now = clockNow()
         var next = Long.MAX_VALUE
@@ -410,7 +421,7 @@ internal class Observer(
                 }
             }
         }
-        if (next != Long.MAX_VALUE) arm(next)
+        if (next != Long.MAX_VALUE) armBy(next)
         found(due ?: emptyList(), search)
     }
 
@@ -612,7 +623,6 @@ internal class Observer(
     companion object {
         private val NO_LISTENERS = emptyArray<SemaphoreListener>()
         private const val UNKNOWN_HOLDER = "a holder from before observation began"
-        private const val UNATTRIBUTED_HOLDER = "unattributed (anonymous releases left it unknown whose permits these are)"
         private val UNATTRIBUTED_REQUESTER = Requester(Requester.UNATTRIBUTED, null, null, null, null)
         val LOG: System.Logger = System.getLogger("dev.semaphore")
 

@@ -68,11 +68,11 @@ internal object DiagnosticsThread {
     }
 
     /** O5: looks at [queue] once, [delayNanos] from now, holding it weakly; the look may arm the next one. */
-    fun watchOnce(queue: WaiterQueue, delayNanos: Long) {
-        executor.schedule(Look(WeakReference(queue)), delayNanos, TimeUnit.NANOSECONDS)
+    fun watchOnce(queue: WaiterQueue, delayNanos: Long, armedAt: Long) {
+        executor.schedule(Look(WeakReference(queue), armedAt), delayNanos, TimeUnit.NANOSECONDS)
     }
 
-    private class Look(private val ref: WeakReference<WaiterQueue>) : Runnable {
+    private class Look(private val ref: WeakReference<WaiterQueue>, private val armedAt: Long) : Runnable {
         override fun run() {
             val q = ref.get() ?: return
             try {
@@ -81,7 +81,7 @@ internal object DiagnosticsThread {
                 var observer: Observer? = null
                 q.withObserver { o, _ ->
                     observer = o
-                    o?.watchNow { h, s ->
+                    o?.watchNow(armedAt) { h, s ->
                         holds = h
                         search = s
                     }
