@@ -332,6 +332,8 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
 
         override val isHeld: Boolean get() = holder.load() === this
 
+        override val permits: Int get() = 1
+
         override fun toString(): String = "LockHold(owner=$owner)"
     }
 

@@ -97,6 +97,14 @@ internal abstract class QueueBackedPool(
     /** The kind a snapshot names ("Semaphore", "PrioritySemaphore"): a constant, read during construction. */
     abstract val kind: String
 
+    /**
+     * The hold of one permit of a Java request that carries no Requester (internal/JavaHolds.kt, J1): it names
+     * nobody, so one serves them all, and such a request allocates its handle only. Made on first use; a race
+     * makes two, either of which serves (its fields are final).
+     */
+    @JvmField
+    internal var anonymousPermit: Any? = null
+
     init {
         attach(this, kind, diagnostics)
     }

@@ -289,7 +289,7 @@ internal class ReadWriteLockImpl(
     private val lineIsFree: (Int, Int) -> Boolean = { available, queued -> available == 1 && queued == 0 }
 
     /** The write hold's try for a writer that holds the writers' line's permit (WL1), or for any writer of another policy. */
-    internal fun tryTakeWriteInLine(): Boolean = tryTake(WRITE)
+    internal fun tryTakeWriteInLine(asker: Any? = null): Boolean = tryTake(WRITE, asker)
 
     override suspend fun tryLockWrite(timeout: Duration): Boolean {
         val line = writersLine ?: return tryTake(WRITE, coroutineContext) || waiterQueue.acquireWithin(total, 0, writeRequests, timeout) { endWrite() }

@@ -5,6 +5,7 @@
  */
 package dev.semaphore
 
+import dev.semaphore.internal.WaiterQueue
 import dev.semaphore.internal.WaiterQueueOwner
 import kotlin.jvm.JvmSynthetic
 
@@ -14,7 +15,13 @@ import kotlin.jvm.JvmSynthetic
  */
 @PublishedApi
 @JvmSynthetic
-internal fun releaseNamesCaller(primitive: Any): Boolean = (primitive as? WaiterQueueOwner)?.waiterQueue?.observer != null
+internal fun releaseNamesCaller(primitive: Any): Boolean = when (primitive) {
+    // A semaphore is its engine (QueueBackedPool): a class test, which the JIT makes one compare of the object's
+    // class words, before the interface test a ReadWriteLock needs (a search of the class's interfaces).
+    is WaiterQueue -> primitive.observer != null
+    is WaiterQueueOwner -> primitive.waiterQueue.observer != null
+    else -> false
+}
 
 /** A scoped form's release of [permits] of [pool], naming the coroutine of [context] (Observer.kt, H2). */
 @PublishedApi

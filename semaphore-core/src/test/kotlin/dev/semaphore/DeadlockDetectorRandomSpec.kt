@@ -532,9 +532,9 @@ private fun runThreadSteps(script: Script, a: Int, i: Int, program: Program, loc
     truth.waits(a, s.lock)
     val hold: LockHold? = try {
         when (s.mode) {
-            Mode.LOCK -> JavaBridge.lockBlocking(locks[s.lock] as Lock, timeout)
-            Mode.READ -> JavaBridge.lockBlocking(locks[s.lock] as ReadWriteLock, HoldKind.READ, timeout)
-            Mode.WRITE -> JavaBridge.lockBlocking(locks[s.lock] as ReadWriteLock, HoldKind.WRITE, timeout)
+            Mode.LOCK -> JavaBridge.lockBlocking(locks[s.lock] as Lock, timeout) { it }
+            Mode.READ -> JavaBridge.lockBlocking(locks[s.lock] as ReadWriteLock, HoldKind.READ, timeout) { it }
+            Mode.WRITE -> JavaBridge.lockBlocking(locks[s.lock] as ReadWriteLock, HoldKind.WRITE, timeout) { it }
         }
     } catch (t: Throwable) {
         truth.gaveUp(a)

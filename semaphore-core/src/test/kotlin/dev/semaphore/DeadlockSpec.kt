@@ -107,9 +107,9 @@ class DeadlockSpec : FunSpec({
             }
             coroutineHoldsA.await(10, TimeUnit.SECONDS) shouldBe true
             val javaSide = Thread({
-                val holdB = JavaBridge.lockBlocking(b, JavaBridge.NO_TIMEOUT)!!
+                val holdB = JavaBridge.lockBlocking(b, JavaBridge.NO_TIMEOUT) { it }!!
                 javaHoldsB.countDown()
-                JavaBridge.lockBlocking(a, JavaBridge.NO_TIMEOUT)!!.unlock() // waits for the coroutine
+                JavaBridge.lockBlocking(a, JavaBridge.NO_TIMEOUT) { it }!!.unlock() // waits for the coroutine
                 holdB.unlock()
             }, "java-worker")
             javaSide.start()

@@ -175,9 +175,9 @@ class DiagnosticsTruthSpec : FunSpec({
         b.addListener(listener)
         val scheduler = Executors.newSingleThreadScheduledExecutor()
         val x = Thread({ // thread X holds b, then blocks on a
-            val holdB = JavaBridge.lockBlocking(b, JavaBridge.NO_TIMEOUT)!!
+            val holdB = JavaBridge.lockBlocking(b, JavaBridge.NO_TIMEOUT) { it }!!
             Thread.sleep(50)
-            JavaBridge.lockBlocking(a, JavaBridge.NO_TIMEOUT)!!.unlock()
+            JavaBridge.lockBlocking(a, JavaBridge.NO_TIMEOUT) { it }!!.unlock()
             holdB.unlock()
         }, "thread-x")
         val futureA = JavaBridge.lockAsync(a, JavaBridge.NO_TIMEOUT) { it } // held at once, by the future

@@ -50,15 +50,15 @@ private fun ReadWriteLock.future(kind: HoldKind, nanos: Long = FOREVER): Complet
 
 // The bridge's calls, in the shape this spec was written in.
 private fun ReadWriteLock.lockBlocking(kind: HoldKind, timeout: Long, unit: TimeUnit): LockHold? =
-    JavaBridge.lockBlocking(this, kind, unit.toNanos(timeout))
+    JavaBridge.lockBlocking(this, kind, unit.toNanos(timeout)) { it }
 
 private fun <T> ReadWriteLock.upgradeAsync(upgradable: LockHold?, timeout: Long, unit: TimeUnit, onGrant: (LockHold) -> T): CompletableFuture<T> =
     JavaBridge.upgradeAsync(this, upgradable, unit.toNanos(timeout), onGrant)
 
 private fun ReadWriteLock.upgradeBlocking(upgradable: LockHold?, timeout: Long, unit: TimeUnit): LockHold? =
-    JavaBridge.upgradeBlocking(this, upgradable, unit.toNanos(timeout))
+    JavaBridge.upgradeBlocking(this, upgradable, unit.toNanos(timeout)) { it }
 
-private fun ReadWriteLock.downgrade(write: LockHold?): LockHold = JavaBridge.downgrade(this, write)
+private fun ReadWriteLock.downgrade(write: LockHold?): LockHold = JavaBridge.downgrade(this, write) { it }
 
 private fun awaitQueued(lock: ReadWriteLock, n: Int) {
     val deadline = System.nanoTime() + 20_000_000_000L

@@ -362,7 +362,7 @@ class WritersLineReadWriteLockSpec : FunSpec({
     context("Java bridge: futures and blocked threads in the same two lines") {
         test("write futures wait in the writers' line; a withdrawn one leaves it; the others are served in order") {
             val lock = wl()
-            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT)!!
+            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT) { it }!!
             val f1 = JavaBridge.lockAsync(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }
             val f2 = JavaBridge.lockAsync(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }
             val f3 = JavaBridge.lockAsync(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }
@@ -380,7 +380,7 @@ class WritersLineReadWriteLockSpec : FunSpec({
 
         test("a write future withdrawn while it stands in the lock's line gives the writers' line back") {
             val lock = wl()
-            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT)!!
+            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT) { it }!!
             val f1 = JavaBridge.lockAsync(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }
             val f2 = JavaBridge.lockAsync(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }
             f1.cancel(false) shouldBe true
@@ -403,7 +403,7 @@ class WritersLineReadWriteLockSpec : FunSpec({
             try {
                 repeat(2_000) { round ->
                     val lock = wl()
-                    val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT)!!
+                    val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT) { it }!!
                     val f1 = JavaBridge.lockAsync(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }
                     val f2 = JavaBridge.lockAsync(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }
                     lock.writersWaiting() shouldBe 1
@@ -432,7 +432,7 @@ class WritersLineReadWriteLockSpec : FunSpec({
 
         test("a write future that times out in either line holds nothing") {
             val lock = wl()
-            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT)!!
+            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT) { it }!!
             val f1 = JavaBridge.lockAsync(lock, HoldKind.WRITE, TimeUnit.MILLISECONDS.toNanos(50)) { it }
             val f2 = JavaBridge.lockAsync(lock, HoldKind.WRITE, TimeUnit.MILLISECONDS.toNanos(20)) { it }
             val e2 = shouldThrow<java.util.concurrent.ExecutionException> { f2.get(5, TimeUnit.SECONDS) }
@@ -446,21 +446,21 @@ class WritersLineReadWriteLockSpec : FunSpec({
 
         test("blocked writer threads: in order, and a timed one that expires in the writers' line holds nothing") {
             val lock = wl()
-            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT)!!
+            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT) { it }!!
             val order = java.util.Collections.synchronizedList(mutableListOf<String>())
             val started = CountDownLatch(1)
             val t1 = thread(isDaemon = true) {
                 started.countDown()
-                val h = JavaBridge.lockBlocking(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT)!!
+                val h = JavaBridge.lockBlocking(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }!!
                 order += "t1"
                 h.unlock()
             }
             started.await()
             awaitUntil("t1 stands in the lock's line") { lock.waiterQueue.queueLength == 1 }
-            JavaBridge.lockBlocking(lock, HoldKind.WRITE, TimeUnit.MILLISECONDS.toNanos(30)) shouldBe null
+            JavaBridge.lockBlocking(lock, HoldKind.WRITE, TimeUnit.MILLISECONDS.toNanos(30)) { it } shouldBe null
             lock.writersWaiting() shouldBe 0
             val t2 = thread(isDaemon = true) {
-                val h = JavaBridge.lockBlocking(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT)!!
+                val h = JavaBridge.lockBlocking(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }!!
                 order += "t2"
                 h.unlock()
             }
@@ -476,11 +476,11 @@ class WritersLineReadWriteLockSpec : FunSpec({
 
         test("a future, a blocked thread and a coroutine share the writers' line, first come, first served") {
             val lock = wl()
-            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT)!!
+            val read = JavaBridge.lockBlocking(lock, HoldKind.READ, JavaBridge.NO_TIMEOUT) { it }!!
             val order = java.util.Collections.synchronizedList(mutableListOf<String>())
             val f = JavaBridge.lockAsync(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }
             val t = thread(isDaemon = true) {
-                val h = JavaBridge.lockBlocking(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT)!!
+                val h = JavaBridge.lockBlocking(lock, HoldKind.WRITE, JavaBridge.NO_TIMEOUT) { it }!!
                 order += "thread"
                 h.unlock()
             }

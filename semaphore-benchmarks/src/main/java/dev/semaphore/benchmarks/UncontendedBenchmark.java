@@ -56,4 +56,6 @@ public class UncontendedBenchmark {
     @Benchmark @OperationsPerInvocation(LOOP) public void suspendingAcquireRelease_floor() { Workloads.kotlinxSemaphoreLoop(floor, LOOP); }
     @Benchmark @OperationsPerInvocation(LOOP) public void suspendingLockUnlock_ours() { Workloads.oursLockLoop(oursLock, LOOP); }
     @Benchmark @OperationsPerInvocation(LOOP) public void suspendingLockUnlock_kotlinx() { Workloads.kotlinxMutexLoop(kotlinxMutex, LOOP); }
+    @Benchmark @OperationsPerInvocation(LOOP) public void withPermit_ours() { Workloads.oursWithPermitLoop(ours, LOOP); }
+    @Benchmark @OperationsPerInvocation(LOOP) public void withPermit_kotlinx() { Workloads.kotlinxWithPermitLoop(kx, LOOP); }
 }

@@ -21,6 +21,8 @@ import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.intrinsics.COROUTINE_SUSPENDED
 import kotlin.coroutines.intrinsics.startCoroutineUninterceptedOrReturn
 import dev.semaphore.Lock as OurLock
+import dev.semaphore.withPermit
+import kotlinx.coroutines.sync.withPermit
 import dev.semaphore.Semaphore as OurSemaphore
 import kotlinx.coroutines.sync.Mutex as KotlinxMutex
 import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
@@ -119,6 +121,10 @@ public object Workloads {
     @JvmStatic public fun kotlinxSemaphoreLoop(s: KotlinxSemaphore, n: Int): Unit = runUnsuspended { repeat(n) { s.acquire(); s.release() } }
     @JvmStatic public fun oursLockLoop(l: OurLock, n: Int): Unit = runUnsuspended { repeat(n) { l.lock(null); l.unlock(null) } }
     @JvmStatic public fun kotlinxMutexLoop(m: KotlinxMutex, n: Int): Unit = runUnsuspended { repeat(n) { m.lock(null); m.unlock(null) } }
+
+    /** The scoped form (withPermit), n times: ours names its coroutine at the release only while observed. */
+    @JvmStatic public fun oursWithPermitLoop(s: OurSemaphore, n: Int): Unit = runUnsuspended { repeat(n) { s.withPermit { } } }
+    @JvmStatic public fun kotlinxWithPermitLoop(s: KotlinxSemaphore, n: Int): Unit = runUnsuspended { repeat(n) { s.withPermit { } } }
 
     /** [SuspendCycle.cycle] (acquire + release behind a one-method interface) [n] times. */
     @JvmStatic public fun suspendCycleLoop(c: SuspendCycle, n: Int): Unit = runUnsuspended { repeat(n) { c.cycle() } }

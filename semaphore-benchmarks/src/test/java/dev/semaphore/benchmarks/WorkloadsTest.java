@@ -103,6 +103,16 @@ class WorkloadsTest {
         assertEquals(1, chain.getAvailable());
     }
 
+    @Test
+    void withPermitLoopsNeverSuspendAndGiveThePermitBack() {
+        dev.semaphore.Semaphore ours = SemaphoreKt.Semaphore(1);
+        kotlinx.coroutines.sync.Semaphore kx = kotlinx.coroutines.sync.SemaphoreKt.Semaphore(1, 0);
+        Workloads.oursWithPermitLoop(ours, 100);
+        Workloads.kotlinxWithPermitLoop(kx, 100);
+        assertEquals(1, ours.getAvailablePermits());
+        assertEquals(1, kx.getAvailablePermits());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"ours", "kotlinx", "floor"})
     void interfaceShapedCyclesSucceedAndGiveThePermitBack(String impl) {

@@ -24,7 +24,6 @@ import dev.semaphore.ReadWriteLockImpl
 import dev.semaphore.SemaphoreClosedException
 import dev.semaphore.internal.GrantFuture
 import dev.semaphore.internal.Leaks
-import dev.semaphore.internal.PermitHold
 import dev.semaphore.internal.ReadWriteHold
 import dev.semaphore.internal.Requester
 import dev.semaphore.internal.WaiterQueue
@@ -32,9 +31,11 @@ import dev.semaphore.internal.WritersLineFuture
 import dev.semaphore.internal.acquireBlocking
 import dev.semaphore.internal.announceDeadline
 import dev.semaphore.internal.clearDeadline
+import dev.semaphore.internal.handOut
 import dev.semaphore.internal.notEngineBacked
+import dev.semaphore.internal.permitHold
 import dev.semaphore.internal.requestFuture
-import dev.semaphore.internal.requestWatchedFuture
+import dev.semaphore.internal.whoAsks
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
@@ -56,9 +57,9 @@ public object JavaBridge {
 
     /**
      * Requests [permits] permits of [pool] at [priority] (ignored by a `Semaphore`, which is FIFO) as a
-     * future, waiting at most [timeoutNanos]. When they are granted, [onGrant] is called with [permits]
-     * and the future completes with its result, the caller's handle on the permits (it must not throw).
-     * A request granted at once gets the JDK's completed future.
+     * future of `onGrant(hold)`, waiting at most [timeoutNanos]: [LockHold.unlock] gives these permits back,
+     * once, and `onGrant` makes the caller's handle on them (it must not throw or return null). A request
+     * granted at once gets the JDK's completed future. Holds and handles follow internal/JavaHolds.kt, J1-J4.
      *
      * Completing a pending future yourself (cancel, complete, completeExceptionally, and the timeout
      * through `orTimeout`) withdraws the request, and permits granted in that same instant are
@@ -68,99 +69,57 @@ public object JavaBridge {
      *     the library's factories; nothing is queued.
      */
     @JvmStatic
-    public fun <T> acquireAsync(pool: PermitPool, permits: Int, priority: Int, timeoutNanos: Long, onGrant: (Int) -> T): CompletableFuture<T> {
-        val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
-        return future({ queue.tryAcquirePermits(permits, priority, false, null, Requester.FUTURE_ASKER) }, { onGrant(permits) }) {
-            waitFor(queue, permits, timeoutNanos) { queue.requestFuture(permits, priority, queue, onGrant, permits) }
+    public fun <T> acquireAsync(pool: PermitPool, permits: Int, priority: Int, timeoutNanos: Long, onGrant: (LockHold) -> T): CompletableFuture<T> {
+        val queue = pool.queue()
+        val who = whoAsks(queue, Requester.FUTURE)
+        val hold = permitHold(queue, permits, who)
+        // Observed, a request that may wait is refused here and made by its waiter, which records its wait (O1).
+        return future({ queue.tryAcquirePermits(permits, priority, timeoutNanos > 0, null, who ?: Requester.FUTURE_ASKER) }, { handOut(queue, hold, who, permits, onGrant) }) {
+            waitFor(queue, permits, timeoutNanos) { queue.requestFuture(permits, priority, queue, hold, who, onGrant) }
         }
     }
 
     /**
-     * [acquireAsync] for a handle that can leak (the Java `Permit`): `onGrant(permits)` makes it while
-     * [pool] is not observed, as above; while it is, `onWatched(permits, hold)` makes it, its close must
-     * call `hold.unlock()` (which gives the permits back, once), and it is watched for a leak
-     * (internal/Leaks.kt, K1-K3). The lock-free path is the same as [acquireAsync]'s.
-     */
-    @JvmStatic
-    public fun <T : Any> acquireAsync(
-        pool: PermitPool,
-        permits: Int,
-        priority: Int,
-        timeoutNanos: Long,
-        onGrant: (Int) -> T,
-        onWatched: (Int, LockHold) -> T,
-    ): CompletableFuture<T> {
-        val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
-        // Observed, a request that may wait is refused here and made by its waiter (K1).
-        // A try granted at once names the future (Observer.kt, H1); one that may wait is named by its waiter.
-        val asker = if (timeoutNanos > 0) null else Requester.FUTURE_ASKER
-        return future({ queue.tryAcquirePermits(permits, priority, timeoutNanos > 0, null, asker) }, { grantedNow(queue, permits, timeoutNanos, onGrant, onWatched) }) {
-            waitForPermits(queue, permits, priority, timeoutNanos, onGrant, onWatched)
-        }
-    }
-
-    /** The part of [acquireAsync] for a request not granted at once, out of line (see [future]). */
-    private fun <T : Any> waitForPermits(
-        queue: QueueBackedPool,
-        permits: Int,
-        priority: Int,
-        timeoutNanos: Long,
-        onGrant: (Int) -> T,
-        onWatched: (Int, LockHold) -> T,
-    ): CompletableFuture<T> = waitFor(queue, permits, timeoutNanos) {
-        if (queue.observer == null) {
-            queue.requestFuture(permits, priority, queue, onGrant, permits)
-        } else {
-            queue.requestWatchedFuture(permits, priority, queue, { onWatched(permits, it) }, PermitHold(queue, permits))
-        }
-    }
-
-    /**
-     * Blocks as [acquireBlocking], and makes the handle of the permits as [acquireAsync] with `onWatched`
-     * does: null if [timeoutNanos] passed, nothing held.
+     * Blocks as [acquireBlocking] (the form without a handle) and returns `onGrant(hold)`, the handle on the
+     * permits, as [acquireAsync]; null if [timeoutNanos] passed, nothing held.
      */
     @JvmStatic
     @Throws(InterruptedException::class)
-    public fun <T : Any> acquireBlocking(
-        pool: PermitPool,
-        permits: Int,
-        priority: Int,
-        timeoutNanos: Long,
-        onGrant: (Int) -> T,
-        onWatched: (Int, LockHold) -> T,
-    ): T? {
-        val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
-        return when (blockFor(queue, permits, timeoutNanos, { queue.tryAcquirePermits(permits, priority, timeoutNanos > 0) }) { queue.acquireBlocking(permits, priority, queue, it) }) {
-            AT_ONCE -> grantedNow(queue, permits, timeoutNanos, onGrant, onWatched)
-            AFTER_WAIT -> if (queue.observer == null) onGrant(permits) else watchedPermits(queue, permits, onWatched)
-            else -> null
+    public fun <T> acquireBlocking(pool: PermitPool, permits: Int, priority: Int, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
+        val queue = pool.queue()
+        val who = whoAsks(queue, Requester.THREAD)
+        val hold = permitHold(queue, permits, who)
+        val held = block(queue, permits, timeoutNanos, { queue.tryAcquirePermits(permits, priority, timeoutNanos > 0, null, who) }) {
+            queue.acquireBlocking(permits, priority, queue, who, it)
         }
+        return if (held) handOut(queue, hold, who, permits, onGrant) else null
     }
 
     /**
      * Takes [permits] permits of [pool] at [priority] now if they are free and no queued waiter should be
-     * served first (no barging); false otherwise, with nothing held. Never waits.
+     * served first (no barging); false otherwise, with nothing held. Never waits. No handle: they are
+     * given back by `release`.
      * @throws IllegalArgumentException if [permits] < 1 or more than the total.
      * @throws SemaphoreClosedException if the pool is closed.
      */
     @JvmStatic
     public fun tryAcquire(pool: PermitPool, permits: Int, priority: Int): Boolean =
-        (pool as? QueueBackedPool ?: throw notEngineBacked(pool)).let { it.tryAcquirePermits(permits, priority) || it.refused(permits) }
+        pool.queue().let { it.tryAcquirePermits(permits, priority) || it.refused(permits) }
 
     /**
      * Blocks the calling thread until [permits] permits of [pool] at [priority] are granted (true) or
      * [timeoutNanos] passes (false, nothing held), in the same line as futures and coroutines, parked
-     * with `LockSupport` (a virtual thread frees its carrier). An interrupt before or during the wait
-     * throws `InterruptedException` with nothing held, even if the permits were granted in that same
-     * instant.
+     * with `LockSupport` (a virtual thread frees its carrier). No handle: they are given back by `release`.
+     * An interrupt before or during the wait throws `InterruptedException` with nothing held, even if the
+     * permits were granted in that same instant.
      * @throws IllegalArgumentException if [permits] < 1 or more than the total (nothing is queued).
      * @throws SemaphoreClosedException if the pool is or becomes closed.
      */
     @JvmStatic
     @Throws(InterruptedException::class)
     public fun acquireBlocking(pool: PermitPool, permits: Int, priority: Int, timeoutNanos: Long): Boolean {
-        val queue = pool as? QueueBackedPool ?: throw notEngineBacked(pool)
-        return block(queue, permits, timeoutNanos, { queue.tryAcquirePermits(permits, priority) }) { queue.acquireBlocking(permits, priority, queue, it) }
+        val queue = pool.queue()
+        return block(queue, permits, timeoutNanos, { queue.tryAcquirePermits(permits, priority) }) { queue.acquireBlocking(permits, priority, queue, null, it) }
     }
 
     /**
@@ -170,29 +129,24 @@ public object JavaBridge {
     @JvmStatic
     public fun <T> lockAsync(lock: Lock, timeoutNanos: Long, onGrant: (LockHold) -> T): CompletableFuture<T> {
         val impl = lock as? LockImpl ?: throw notEngineBacked(lock)
-        val hold = impl.Hold(null)
         val queue = impl.waiterQueue
-        return future({ impl.tryTake(null, hold, asker = Requester.FUTURE_ASKER) }, { Leaks.watchIfObserved(queue, onGrant(hold), hold) { 1 } }) {
-            waitFor(queue, 1, timeoutNanos) { requestHold(queue, 1, 0, hold, hold, onGrant) }
+        val who = whoAsks(queue, Requester.FUTURE)
+        val hold = impl.Hold(null)
+        return future({ impl.tryTake(null, hold, asker = who ?: Requester.FUTURE_ASKER) }, { handOut(queue, hold, who, 1, onGrant) }) {
+            waitFor(queue, 1, timeoutNanos) { queue.requestFuture(1, 0, hold, hold, who, onGrant) }
         }
     }
 
-    /** Blocks until [lock] is granted and returns its [LockHold], or null if [timeoutNanos] passed; as [acquireBlocking]. */
+    /** Blocks until [lock] is granted and returns `onGrant(hold)`, or null if [timeoutNanos] passed; as [lockAsync] and [acquireBlocking]. */
     @JvmStatic
     @Throws(InterruptedException::class)
-    public fun lockBlocking(lock: Lock, timeoutNanos: Long): LockHold? = lockBlocking(lock, timeoutNanos) { it }
-
-    /**
-     * [lockBlocking] that returns `onGrant(hold)`, a handle that can leak: while [lock] is observed it is
-     * watched (internal/Leaks.kt); its close must end `hold`.
-     */
-    @JvmStatic
-    @Throws(InterruptedException::class)
-    public fun <T : Any> lockBlocking(lock: Lock, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
+    public fun <T> lockBlocking(lock: Lock, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
         val impl = lock as? LockImpl ?: throw notEngineBacked(lock)
+        val queue = impl.waiterQueue
+        val who = whoAsks(queue, Requester.THREAD)
         val hold = impl.Hold(null)
-        val held = block(impl.waiterQueue, 1, timeoutNanos, { impl.tryTake(null, hold) }) { impl.waiterQueue.acquireBlocking(1, 0, hold, it) }
-        return if (held) Leaks.watchIfObserved(impl.waiterQueue, onGrant(hold), hold) { 1 } else null
+        val held = block(queue, 1, timeoutNanos, { impl.tryTake(null, hold, asker = who) }) { queue.acquireBlocking(1, 0, hold, who, it) }
+        return if (held) handOut(queue, hold, who, 1, onGrant) else null
     }
 
     /**
@@ -206,37 +160,36 @@ public object JavaBridge {
     @JvmStatic
     public fun <T> lockAsync(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long, onGrant: (LockHold) -> T): CompletableFuture<T> {
         val impl = lock.impl()
-        val hold = ReadWriteHold(impl, kind)
         val queue = impl.waiterQueue
+        val who = whoAsks(queue, Requester.FUTURE)
+        val hold = ReadWriteHold(impl, kind, who)
+        val permits = hold.queuePermits()
         val writersLine = if (kind == HoldKind.WRITE) impl.writersLine else null
-        return future({ hold.tryTake(Requester.FUTURE_ASKER) }, { Leaks.watchIfObserved(queue, onGrant(hold), hold) { hold.permits() } }) {
-            @Suppress("UNCHECKED_CAST") // T is the handle, never null (onGrant must not return null)
+        return future({ hold.tryTake(who ?: Requester.FUTURE_ASKER) }, { handOut(queue, hold, who, permits, onGrant) }) {
             if (writersLine != null) {
-                waitFor(queue, impl.total, timeoutNanos) { WritersLineFuture(impl, writersLine, hold, onGrant as (LockHold) -> Any).start() as GrantFuture<T> }
+                waitFor(queue, permits, timeoutNanos) { WritersLineFuture(impl, writersLine, hold, who, onGrant).start() }
             } else {
-                waitFor(queue, hold.permits(), timeoutNanos) { requestHold(queue, hold.permits(), 0, hold.grantee(), hold, onGrant) }
+                waitFor(queue, permits, timeoutNanos) { queue.requestFuture(permits, 0, hold.grantee(), hold, who, onGrant) }
             }
         }
     }
 
-    /** Blocks until a hold of [kind] of [lock] is granted and returns it, or null if [timeoutNanos] passed; as [acquireBlocking]. */
+    /** Blocks until a hold of [kind] of [lock] is granted and returns `onGrant(hold)`, or null if [timeoutNanos] passed; as [lockAsync] and [acquireBlocking]. */
     @JvmStatic
     @Throws(InterruptedException::class)
-    public fun lockBlocking(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long): LockHold? = lockBlocking(lock, kind, timeoutNanos) { it }
-
-    /** [lockBlocking] that returns `onGrant(hold)`, a handle watched for a leak while [lock] is observed (as for a Lock). */
-    @JvmStatic
-    @Throws(InterruptedException::class)
-    public fun <T : Any> lockBlocking(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
+    public fun <T> lockBlocking(lock: ReadWriteLock, kind: HoldKind, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
         val impl = lock.impl()
-        val hold = ReadWriteHold(impl, kind)
+        val queue = impl.waiterQueue
+        val who = whoAsks(queue, Requester.THREAD)
+        val hold = ReadWriteHold(impl, kind, who)
+        val permits = hold.queuePermits()
         val writersLine = if (kind == HoldKind.WRITE) impl.writersLine else null
         val held = if (writersLine != null) {
-            blockInWritersLine(impl, writersLine, timeoutNanos)
+            blockInWritersLine(impl, writersLine, who, timeoutNanos)
         } else {
-            block(impl.waiterQueue, hold.permits(), timeoutNanos, { hold.tryTake() }) { impl.waiterQueue.acquireBlocking(hold.permits(), 0, hold.grantee(), it) }
+            block(queue, permits, timeoutNanos, { hold.tryTake(who) }) { queue.acquireBlocking(permits, 0, hold.grantee(), who, it) }
         }
-        return if (held) Leaks.watchIfObserved(impl.waiterQueue, onGrant(hold), hold) { hold.permits() } else null
+        return if (held) handOut(queue, hold, who, permits, onGrant) else null
     }
 
     /**
@@ -244,16 +197,16 @@ public object JavaBridge {
      * writers' line, then the lock's line with what is left of [timeoutNanos]; the writers' line's
      * permit is given back however the second wait ends.
      */
-    private fun blockInWritersLine(impl: ReadWriteLockImpl, writersLine: WaiterQueue, timeoutNanos: Long): Boolean {
+    private fun blockInWritersLine(impl: ReadWriteLockImpl, writersLine: WaiterQueue, who: Requester?, timeoutNanos: Long): Boolean {
         val start = System.nanoTime()
-        val first = blockFor(impl.waiterQueue, impl.total, timeoutNanos, { impl.tryTakeWrite() }) {
-            impl.takeWritersLine(writersLine) || writersLine.acquireBlocking(1, 0, impl.writersLineRequests, it)
+        val first = blockFor(impl.waiterQueue, impl.total, timeoutNanos, { impl.tryTakeWrite(who) }) {
+            impl.takeWritersLine(writersLine) || writersLine.acquireBlocking(1, 0, impl.writersLineRequests, who, it)
         }
         if (first != AFTER_WAIT) return first == AT_ONCE // AT_ONCE: the write hold itself (its try passes the line)
         try {
             val left = if (timeoutNanos == NO_TIMEOUT) NO_TIMEOUT else timeoutNanos - (System.nanoTime() - start)
-            return block(impl.waiterQueue, impl.total, left, { impl.tryTakeWriteInLine() }) {
-                impl.waiterQueue.acquireBlocking(impl.total, 0, impl.writeRequests, it)
+            return block(impl.waiterQueue, impl.total, left, { impl.tryTakeWriteInLine(who) }) {
+                impl.waiterQueue.acquireBlocking(impl.total, 0, impl.writeRequests, who, it)
             }
         } finally {
             impl.joined() // WL2, before the next holder can take the permit
@@ -267,7 +220,8 @@ public object JavaBridge {
      * (timeout, the lock closed, or the future completed by the caller first), [upgradable] still holds
      * the upgradable read, as after a failed `upgrade()`; once it happens, [upgradable] is spent (its
      * `unlock` does nothing). Unlocking [upgradable] while its upgrade is pending withdraws the upgrade
-     * and ends the upgradable read (ReadWriteHold.kt, H2-H3).
+     * and ends the upgradable read (ReadWriteHold.kt, H2-H3). The write hold is the same caller's as the
+     * upgradable read (JavaHolds.kt, J2).
      * @throws IllegalArgumentException if [upgradable] is not an upgradable read hold of [lock].
      * @throws IllegalStateException if [upgradable] was already ended, spent or is being upgraded; nothing changes.
      */
@@ -276,10 +230,10 @@ public object JavaBridge {
         val impl = lock.impl()
         val from = ReadWriteHold.beginUpgrade(impl, upgradable)
         val request = impl.UpgradeRequest(from::upgradeFailed)
-        val write = ReadWriteHold(impl, HoldKind.WRITE)
+        val write = ReadWriteHold(impl, HoldKind.WRITE, from.who)
         val notUpgraded = { upgradeNeverGranted(impl, from) } // before the future fails (W2's withdrawal hook)
         val granted = try {
-            takeUpgradeNow(impl, request)
+            takeUpgradeNow(impl, request, from.who)
         } catch (e: Throwable) { // closed: the upgradable read is the caller's again
             notUpgraded()
             if (e is SemaphoreClosedException) return CompletableFuture.failedFuture(e)
@@ -287,11 +241,12 @@ public object JavaBridge {
         }
         // A delivered future spends `from` (H3: its unlock finds the future done); a grant that the future
         // refuses is handed back, and the request's afterHandBack gives `from` its upgradable read back.
+        val queue = impl.waiterQueue
         val upgrade = if (granted) {
-            CompletableFuture.completedFuture(Leaks.watchIfObserved(impl.waiterQueue, onGrant(write), write) { impl.upgradePermits })
+            CompletableFuture.completedFuture(handOut(queue, write, from.who, impl.upgradePermits, onGrant))
         } else {
-            waitFor(impl.waiterQueue, impl.upgradePermits, timeoutNanos, notUpgraded) {
-                requestHold(impl.waiterQueue, impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, write, onGrant, notUpgraded)
+            waitFor(queue, impl.upgradePermits, timeoutNanos, notUpgraded) {
+                queue.requestFuture(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, write, from.who, onGrant, notUpgraded)
             }
         }
         from.upgrade = upgrade
@@ -299,47 +254,37 @@ public object JavaBridge {
     }
 
     /**
-     * Blocks until the [upgradable] read hold becomes the write hold, and returns that (null if
-     * [timeoutNanos] passed); as [upgradeAsync], so [upgradable] still holds the upgradable read if the
+     * Blocks until the [upgradable] read hold becomes the write hold, and returns `onGrant(writeHold)` (null
+     * if [timeoutNanos] passed); as [upgradeAsync], so [upgradable] still holds the upgradable read if the
      * upgrade does not happen (timeout, interrupt, the lock closed). Otherwise as [acquireBlocking].
      */
     @JvmStatic
     @Throws(InterruptedException::class)
-    public fun upgradeBlocking(lock: ReadWriteLock, upgradable: LockHold?, timeoutNanos: Long): LockHold? =
-        upgradeBlocking(lock, upgradable, timeoutNanos) { it }
-
-    /** [upgradeBlocking] that returns `onGrant(writeHold)`, a handle watched for a leak while [lock] is observed. */
-    @JvmStatic
-    @Throws(InterruptedException::class)
-    public fun <T : Any> upgradeBlocking(lock: ReadWriteLock, upgradable: LockHold?, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
+    public fun <T> upgradeBlocking(lock: ReadWriteLock, upgradable: LockHold?, timeoutNanos: Long, onGrant: (LockHold) -> T): T? {
         val impl = lock.impl()
         val from = ReadWriteHold.beginUpgrade(impl, upgradable)
         val request = impl.UpgradeRequest(from::upgradeFailed)
+        val queue = impl.waiterQueue
         var upgraded = false
         try {
-            upgraded = block(impl.waiterQueue, impl.upgradePermits, timeoutNanos, { takeUpgradeNow(impl, request) }) {
-                impl.waiterQueue.acquireBlocking(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, it)
+            upgraded = block(queue, impl.upgradePermits, timeoutNanos, { takeUpgradeNow(impl, request, from.who) }) {
+                queue.acquireBlocking(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, from.who, it)
             }
         } finally {
             if (upgraded) from.upgraded() else if (!request.wasGranted) upgradeNeverGranted(impl, from) // else handed back (H2)
         }
         if (!upgraded) return null
-        val write = ReadWriteHold(impl, HoldKind.WRITE)
-        return Leaks.watchIfObserved(impl.waiterQueue, onGrant(write), write) { impl.upgradePermits }
+        return handOut(queue, ReadWriteHold(impl, HoldKind.WRITE, from.who), from.who, impl.upgradePermits, onGrant)
     }
 
     /**
-     * Turns the [write] hold into a read hold, as `ReadWriteLock.downgrade()`, and returns the read hold;
-     * [write] is spent (its `unlock` does nothing from then on).
+     * Turns the [write] hold into a read hold, as `ReadWriteLock.downgrade()`, and returns `onGrant(readHold)`,
+     * the same caller's (JavaHolds.kt, J2); [write] is spent (its `unlock` does nothing from then on).
      * @throws IllegalArgumentException if [write] is not a write hold of [lock].
      * @throws IllegalStateException if [write] was already ended or spent; nothing changes.
      */
     @JvmStatic
-    public fun downgrade(lock: ReadWriteLock, write: LockHold?): LockHold = downgrade(lock, write) { it }
-
-    /** [downgrade] that returns `onGrant(readHold)`, a handle watched for a leak while [lock] is observed. */
-    @JvmStatic
-    public fun <T : Any> downgrade(lock: ReadWriteLock, write: LockHold?, onGrant: (LockHold) -> T): T {
+    public fun <T> downgrade(lock: ReadWriteLock, write: LockHold?, onGrant: (LockHold) -> T): T {
         val impl = lock.impl()
         val from = ReadWriteHold.spend(impl, write, HoldKind.WRITE, "downgrade")
         try {
@@ -348,8 +293,7 @@ public object JavaBridge {
             from.unspend()
             throw e
         }
-        val read = ReadWriteHold(impl, HoldKind.READ)
-        return Leaks.watchIfObserved(impl.waiterQueue, onGrant(read), read) { 1 }
+        return handOut(impl.waiterQueue, ReadWriteHold(impl, HoldKind.READ, from.who), from.who, 1, onGrant)
     }
 
     /**
@@ -362,7 +306,7 @@ public object JavaBridge {
         PrioritySemaphore(permits, aging?.toKotlinDuration(), diagnostics = diagnostics)
 
     /**
-     * How many handles were ever watched for a leak in this process (internal/Leaks.kt, K1): for the tests
+     * How many handles were ever watched for a leak in this process (internal/JavaHolds.kt, J4): for the tests
      * that an unobserved primitive watches none.
      */
     @JvmStatic
@@ -370,32 +314,10 @@ public object JavaBridge {
 
     private fun ReadWriteLock.impl(): ReadWriteLockImpl = this as? ReadWriteLockImpl ?: throw notEngineBacked(this)
 
-    /** A pool's grant made at once: a watched handle only if the request was a try and the pool is observed (K1). */
-    private inline fun <T : Any> grantedNow(queue: WaiterQueue, permits: Int, timeoutNanos: Long, onGrant: (Int) -> T, noinline onWatched: (Int, LockHold) -> T): T =
-        if (timeoutNanos <= 0 && queue.observer != null) watchedPermits(queue, permits, onWatched) else onGrant(permits)
+    private fun PermitPool.queue(): QueueBackedPool = this as? QueueBackedPool ?: throw notEngineBacked(this)
 
-    private fun <T : Any> watchedPermits(queue: WaiterQueue, permits: Int, onWatched: (Int, LockHold) -> T): T {
-        val hold = PermitHold(queue, permits)
-        return Leaks.watchIfObserved(queue, onWatched(permits, hold), hold) { permits }
-    }
-
-    /** A lock hold's request that waits: by a watched waiter while [queue] is observed (K1). */
-    private fun <T> requestHold(
-        queue: WaiterQueue,
-        permits: Int,
-        priority: Int,
-        grantee: dev.semaphore.internal.Grantee,
-        hold: LockHold,
-        onGrant: (LockHold) -> T,
-        onWithdrawn: (() -> Unit)? = null,
-    ): GrantFuture<T> {
-        @Suppress("UNCHECKED_CAST") // T is the handle, never null (onGrant must not return null)
-        if (queue.observer != null) return queue.requestWatchedFuture(permits, priority, grantee, onGrant as (LockHold) -> Any, hold, onWithdrawn) as GrantFuture<T>
-        return queue.requestFuture(permits, priority, grantee, onGrant, hold, onWithdrawn)
-    }
-
-    private fun takeUpgradeNow(lock: ReadWriteLockImpl, request: ReadWriteLockImpl.UpgradeRequest): Boolean =
-        lock.tryTakeUpgrade().also { if (it) request.wasGranted = true }
+    private fun takeUpgradeNow(lock: ReadWriteLockImpl, request: ReadWriteLockImpl.UpgradeRequest, who: Requester?): Boolean =
+        lock.tryTakeUpgrade(who).also { if (it) request.wasGranted = true }
 
     /** An upgrade never granted leaves (RW5); the upgradable read is its caller's handle's again (H2). */
     private fun upgradeNeverGranted(lock: ReadWriteLockImpl, from: ReadWriteHold) {

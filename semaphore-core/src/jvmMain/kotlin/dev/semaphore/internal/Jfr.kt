@@ -42,7 +42,7 @@ internal object Jfr {
         if (available) JfrEvents.record(o, e)
     }
 
-    /** A Java handle leaked (Leaks.kt): one event, on the leak thread. */
+    /** A Java handle leaked (JavaHolds.kt, J4): one event, on the leak thread. */
     fun leaked(primitive: String?, kind: String, hold: HoldInfo) {
         if (available) JfrEvents.leaked(primitive, kind, hold)
     }

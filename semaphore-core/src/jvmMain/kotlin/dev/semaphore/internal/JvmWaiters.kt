@@ -17,8 +17,12 @@
  * the permits back: InterruptedException always means nothing is held. It parks with LockSupport only,
  * so a virtual thread unmounts from its carrier while it waits.
  */
+@file:OptIn(InternalSemaphoreApi::class)
+
 package dev.semaphore.internal
 
+import dev.semaphore.bridge.InternalSemaphoreApi
+import dev.semaphore.bridge.LockHold
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.Executor
 import java.util.concurrent.TimeoutException
@@ -141,20 +145,27 @@ internal class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : Grant
     }
 }
 
-/** A waiter whose grant completes a [GrantFuture] with `onGrant(arg)` (open for Leaks.kt's watched kind). */
-internal open class FutureWaiter<A, T>(
+/**
+ * A waiter whose grant completes a [GrantFuture] with the handle of [hold] (JavaHolds.kt, J1): made by
+ * `onGrant(hold)`, watched for a leak only once the future took it (J4; W3: a handle never delivered is not).
+ */
+internal class FutureWaiter<T>(
     permits: Int,
     grantee: Grantee,
-    protected val onGrant: (A) -> T,
-    protected val arg: A,
+    private val hold: LockHold,
+    /** Who asked, if the primitive was observed then (J2). */
+    private val who: Requester?,
+    private val onGrant: (LockHold) -> T,
     val future: GrantFuture<T>,
 ) : PermitWaiter(permits, grantee) {
     override fun tryClaim(): Boolean = !future.isDone
 
-    override fun requester(): Requester = Requester.ofThread(grantee.owner, Requester.FUTURE)
+    override fun requester(): Requester = who ?: Requester.ofThread(grantee.owner, Requester.FUTURE)
 
     override fun onGranted() {
-        if (!future.deliver(onGrant(arg))) handBack() // W3: completed by someone else since the claim
+        val handle = onGrant(hold)
+        if (!future.deliver(handle)) return handBack() // W3: completed by someone else since the claim
+        if (who != null) Leaks.watch(queue, handle, hold, permits, who)
     }
 
     override fun onFailed(cause: Throwable) {
@@ -163,26 +174,27 @@ internal open class FutureWaiter<A, T>(
 }
 
 /**
- * Requests [permits] as a future completed with `onGrant(arg)` (the caller already failed a fast
- * tryAcquire). Throws what enqueue throws, before anything is queued. [onWithdrawn] runs once if the
- * request leaves the line by a withdrawal (W2), before the future completes.
+ * Requests [permits] as a future of the handle of [hold] (JavaHolds.kt, J1), for the request of [who] (J2;
+ * the caller already failed a fast try). Throws what enqueue throws, before anything is queued. [onWithdrawn]
+ * runs once if the request leaves the line by a withdrawal (W2), before the future completes.
  */
-internal fun <A, T> WaiterQueue.requestFuture(
+internal fun <T> WaiterQueue.requestFuture(
     permits: Int,
     priority: Int,
     grantee: Grantee,
-    onGrant: (A) -> T,
-    arg: A,
+    hold: LockHold,
+    who: Requester?,
+    onGrant: (LockHold) -> T,
     onWithdrawn: (() -> Unit)? = null,
 ): GrantFuture<T> {
     val future = if (onWithdrawn == null) GrantFuture() else HookedGrantFuture<T>(onWithdrawn)
-    val w = FutureWaiter(permits, grantee, onGrant, arg, future)
+    val w = FutureWaiter(permits, grantee, hold, who, onGrant, future)
     if (enqueue(w, priority)) {
-        w.future.deliver(onGrant(arg))
+        future.deliver(handOut(this, hold, who, permits, onGrant)) // not yet handed to anyone: always delivered
     } else {
-        w.future.waiter = w // published before the future is: a completion by the caller finds it
+        future.waiter = w // published before the future is: a completion by the caller finds it
     }
-    return w.future
+    return future
 }
 
 /** A waiter that unparks a thread; see the file comment for its states. */
@@ -190,9 +202,13 @@ internal class BlockingWaiter(
     permits: Int,
     grantee: Grantee,
     private val thread: Thread,
+    /** The blocked thread as a Requester, if the primitive was observed when it asked (JavaHolds.kt, J2). */
+    private val who: Requester?,
 ) : PermitWaiter(permits, grantee) {
     @Volatile
     private var state = WAITING
+
+    override fun requester(): Requester = who ?: super.requester()
 
     override fun tryClaim(): Boolean = STATE.compareAndSet(this, WAITING, CLAIMED)
 
@@ -287,7 +303,7 @@ internal class BlockingWaiter(
  * Blocks the calling thread until [permits] are granted (the caller already failed a fast tryAcquire
  * and checked for an interrupt); see [BlockingWaiter.await].
  */
-internal fun WaiterQueue.acquireBlocking(permits: Int, priority: Int, grantee: Grantee, nanos: Long): Boolean {
-    val w = BlockingWaiter(permits, grantee, Thread.currentThread())
+internal fun WaiterQueue.acquireBlocking(permits: Int, priority: Int, grantee: Grantee, who: Requester?, nanos: Long): Boolean {
+    val w = BlockingWaiter(permits, grantee, Thread.currentThread(), who)
     return enqueue(w, priority) || w.await(nanos)
 }

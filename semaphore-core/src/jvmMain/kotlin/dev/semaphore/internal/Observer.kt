@@ -130,9 +130,13 @@ internal class Requester(
 
         fun ofThread(owner: Any?, what: Int = THREAD): Requester = Requester(what, Thread.currentThread(), null, null, owner)
 
-        /** H1: who asks, from a try's `asker` (null: the thread; a CoroutineContext: its coroutine; [FUTURE_ASKER]). */
+        /**
+         * H1: who asks, from a try's `asker` (null: the thread; a CoroutineContext: its coroutine; [FUTURE_ASKER]; a
+         * Requester made before the request, JavaHolds.kt J2: itself).
+         */
         fun of(asker: Any?, owner: Any?): Requester = when (asker) {
             null -> ofThread(owner)
+            is Requester -> asker
             is kotlin.coroutines.CoroutineContext -> Requester(
                 COROUTINE,
                 Thread.currentThread(),
@@ -549,10 +553,10 @@ internal class Observer(
         }
     }
 
-    /** Under the engine's lock: the latest hold alive that [matches], for a Java handle's leak watch (Leaks.kt). */
-    fun lastHoldWhere(matches: (HoldRecord) -> Boolean): HoldRecord? = holds.lastOrNull(matches)
+    /** Under the engine's lock: the hold alive that [who] took, for a Java handle's leak watch (JavaHolds.kt, J4). */
+    fun holdOf(who: Requester): HoldRecord? = holds.lastOrNull { it.requester === who }
 
-    /** A handle leaked (Leaks.kt): not under the lock, delivered at once, on the leak thread. */
+    /** A handle leaked (JavaHolds.kt, J4): not under the lock, delivered at once, on the leak thread. */
     fun leaked(hold: HoldInfo) {
         for (l in listeners) {
             try {

@@ -33,10 +33,16 @@ import dev.semaphore.bridge.LockHold
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.atomic.AtomicInteger
 
-internal class ReadWriteHold(private val lock: ReadWriteLockImpl, private val kind: HoldKind) : LockHold {
+internal class ReadWriteHold(
+    private val lock: ReadWriteLockImpl,
+    private val kind: HoldKind,
+    /** Who asked, while the lock was observed when they did (JavaHolds.kt, J2); null otherwise. */
+    val who: Requester?,
+) : LockHold {
     private val state = AtomicInteger(LIVE)
 
-    fun permits(): Int = when (kind) {
+    /** The lock's permits this hold takes (ReadWriteLockImpl.kt, RW1). */
+    fun queuePermits(): Int = when (kind) {
         HoldKind.READ -> 1
         HoldKind.WRITE -> lock.total
         HoldKind.UPGRADABLE_READ -> lock.upgradablePermits
@@ -55,9 +61,8 @@ internal class ReadWriteHold(private val lock: ReadWriteLockImpl, private val ki
         HoldKind.UPGRADABLE_READ -> lock.tryTakeUpgradableRead(asker)
     }
 
-    /** Who took this hold, for the release that ends it (Observer.kt, H2); set by the leak watch (Leaks.kt, K3). */
-    @Volatile
-    var key: Any? = null
+    /** A Java handle states 1 for any hold of a lock. */
+    override val permits: Int get() = 1
 
     /** The upgrade's future, while this upgradable read is UPGRADING through a future (H3). */
     @Volatile
@@ -78,7 +83,7 @@ internal class ReadWriteHold(private val lock: ReadWriteLockImpl, private val ki
             }
         }
         when (kind) {
-            HoldKind.READ -> lock.unlockRead(key)
+            HoldKind.READ -> lock.unlockRead(who?.key) // names its hold (Observer.kt, H2; JavaHolds.kt, J3)
             HoldKind.WRITE -> lock.unlockWrite()
             HoldKind.UPGRADABLE_READ -> lock.unlockUpgradableRead()
         }

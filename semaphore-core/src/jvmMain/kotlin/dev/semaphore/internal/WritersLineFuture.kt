@@ -28,10 +28,12 @@ import dev.semaphore.bridge.LockHold
 import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 
-internal class WritersLineFuture<T : Any>(
+internal class WritersLineFuture<T>(
     private val lock: ReadWriteLockImpl,
     private val writersLine: WaiterQueue,
     private val hold: LockHold,
+    /** Who asked, if the lock was observed then (JavaHolds.kt, J2). */
+    private val who: Requester?,
     private val onGrant: (LockHold) -> T,
 ) : GrantFuture<T>() {
     /** F1. */
@@ -42,9 +44,8 @@ internal class WritersLineFuture<T : Any>(
     @Volatile
     private var line = 0
 
-    /** Who asked, captured on the caller's thread: the second offer may run on another thread. */
-    private val requester = Requester.ofThread(null, Requester.FUTURE)
-    private val thread = Thread.currentThread()
+    /** Who asked, made on the caller's thread (the second offer may run on another): [who], else made now. */
+    private val requester = who ?: Requester.ofThread(null, Requester.FUTURE)
 
     /** Offers the request to the writers' line; throws what that offer throws (closed), nothing queued. */
     fun start(): WritersLineFuture<T> {
@@ -77,11 +78,8 @@ internal class WritersLineFuture<T : Any>(
     private fun writeGranted(w: PermitWaiter) {
         releaseLine()
         val handle = onGrant(hold)
-        if (deliver(handle)) {
-            Leaks.watch(lock.waiterQueue, handle, hold, lock.total, requester, thread, Requester.FUTURE)
-        } else {
-            w.handBack() // W3: completed by someone else meanwhile
-        }
+        if (!deliver(handle)) return w.handBack() // W3: completed by someone else meanwhile
+        if (who != null) Leaks.watch(lock.waiterQueue, handle, hold, lock.total, who) // JavaHolds.kt, J4
     }
 
     /** F3: once. */

@@ -115,7 +115,7 @@ public final class AsyncLock implements AsyncInspectable {
      * @throws InterruptedException if interrupted, with nothing held
      */
     public boolean tryLock(Duration timeout) throws InterruptedException {
-        return JavaBridge.lockBlocking(kotlin, Waits.nanos(timeout)) != null;
+        return JavaBridge.lockBlocking(kotlin, Waits.nanos(timeout), hold -> hold) != null;
     }
 
     /**

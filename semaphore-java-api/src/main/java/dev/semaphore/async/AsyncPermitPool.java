@@ -10,7 +10,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
-import kotlin.jvm.functions.Function1;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -34,9 +33,6 @@ public abstract sealed class AsyncPermitPool implements AsyncInspectable permits
     private final PermitPool pool;
     private final int priority;
 
-    /** Makes the Permit a grant is handed out as; one per pool, so a request allocates no function. */
-    private final Function1<Integer, Permit> newPermit;
-
     /** @return the Kotlin semaphore this is a view of */
     @Override
     public abstract PermitPool asKotlin();
@@ -44,7 +40,6 @@ public abstract sealed class AsyncPermitPool implements AsyncInspectable permits
     AsyncPermitPool(PermitPool pool, int priority) {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.priority = priority;
-        this.newPermit = n -> new Permit(n, pool);
     }
 
     /** @return a future of one permit; see {@link #acquire(int)} */
@@ -60,7 +55,7 @@ public abstract sealed class AsyncPermitPool implements AsyncInspectable permits
      * @return a future of the permit
      */
     public final CompletableFuture<Permit> acquire(int permits) {
-        return JavaBridge.acquireAsync(pool, permits, priority, NO_TIMEOUT, newPermit, Permit.OF_PERMITS_HOLD);
+        return JavaBridge.acquireAsync(pool, permits, priority, NO_TIMEOUT, Permit.OF_HOLD);
     }
 
     /** @return a future of one permit that fails after {@code timeout}; see {@link #acquire(int, Duration)} */
@@ -77,7 +72,7 @@ public abstract sealed class AsyncPermitPool implements AsyncInspectable permits
      * @return a future of the permit
      */
     public final CompletableFuture<Permit> acquire(int permits, Duration timeout) {
-        return JavaBridge.acquireAsync(pool, permits, priority, Waits.nanos(timeout), newPermit, Permit.OF_PERMITS_HOLD);
+        return JavaBridge.acquireAsync(pool, permits, priority, Waits.nanos(timeout), Permit.OF_HOLD);
     }
 
     /**
@@ -97,7 +92,7 @@ public abstract sealed class AsyncPermitPool implements AsyncInspectable permits
      * @throws InterruptedException if interrupted, with nothing held
      */
     public final Permit acquireBlocking(int permits) throws InterruptedException {
-        return Objects.requireNonNull(JavaBridge.acquireBlocking(pool, permits, priority, NO_TIMEOUT, newPermit, Permit.OF_PERMITS_HOLD));
+        return Objects.requireNonNull(JavaBridge.acquireBlocking(pool, permits, priority, NO_TIMEOUT, Permit.OF_HOLD));
     }
 
     /**
@@ -116,7 +111,7 @@ public abstract sealed class AsyncPermitPool implements AsyncInspectable permits
      * @throws InterruptedException if interrupted, with nothing held
      */
     public final Optional<Permit> acquireBlocking(int permits, Duration timeout) throws InterruptedException {
-        return Optional.ofNullable(JavaBridge.acquireBlocking(pool, permits, priority, Waits.nanos(timeout), newPermit, Permit.OF_PERMITS_HOLD));
+        return Optional.ofNullable(JavaBridge.acquireBlocking(pool, permits, priority, Waits.nanos(timeout), Permit.OF_HOLD));
     }
 
     /** @return true if one permit was free and nobody waited ahead; give it back with {@link #release()} */

@@ -1,11 +1,8 @@
 package dev.semaphore.async;
 
-import dev.semaphore.PermitPool;
 import dev.semaphore.bridge.LockHold;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import kotlin.jvm.functions.Function1;
-import kotlin.jvm.functions.Function2;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Permits held from an {@link AsyncSemaphore} or {@link AsyncPrioritySemaphore}, or one hold of an
@@ -19,33 +16,18 @@ public final class Permit implements AutoCloseable {
     private static final AtomicIntegerFieldUpdater<Permit> STATE =
             AtomicIntegerFieldUpdater.newUpdater(Permit.class, "state");
 
-    /** Makes the permit of a lock hold the engine granted; one for all locks, so a request allocates no function. */
+    /**
+     * Makes the handle of a hold the engine granted, for every primitive and every form (futures and blocking
+     * calls); one for all, so a request allocates no function. The hold gives its permits back, once.
+     */
     static final Function1<LockHold, Permit> OF_HOLD = Permit::new;
 
-    /** Makes a watched permit of a semaphore (observed: its close ends the hold, which gives the permits back). */
-    static final Function2<Integer, LockHold, Permit> OF_PERMITS_HOLD = Permit::new;
-
-    private final @Nullable PermitPool pool;
-    final @Nullable LockHold hold; // read by AsyncReadWriteLock's upgrade and downgrade
+    final LockHold hold; // read by AsyncReadWriteLock's upgrade and downgrade
     private volatile int state; // the permit count, with the sign bit set by the first close
 
-    /** {@code permits} permits of {@code pool}. */
-    Permit(int permits, PermitPool pool) {
-        this.pool = pool;
-        this.hold = null;
-        STATE.lazySet(this, permits); // no fence: the permit reaches another thread only through one
-    }
-
-    /** One lock {@code hold}. */
-    Permit(LockHold hold) {
-        this(1, hold);
-    }
-
-    /** {@code permits} permits (1 for a lock) whose {@code hold} gives them back. */
-    Permit(int permits, LockHold hold) {
-        this.pool = null;
+    private Permit(LockHold hold) {
         this.hold = hold;
-        STATE.lazySet(this, permits);
+        STATE.lazySet(this, hold.getPermits()); // no fence: the permit reaches another thread only through one
     }
 
     /** @return how many permits this handle holds (1 for a lock); it does not change when closed */
@@ -70,14 +52,11 @@ public final class Permit implements AutoCloseable {
     @Override
     public void close() {
         int permits = state;
-        if (permits >= 0 && STATE.compareAndSet(this, permits, permits | Integer.MIN_VALUE)) {
-            if (hold != null) hold.unlock();
-            else if (pool != null) pool.release(permits);
-        }
+        if (permits >= 0 && STATE.compareAndSet(this, permits, permits | Integer.MIN_VALUE)) hold.unlock();
     }
 
     @Override
     public String toString() {
-        return "Permit(" + (hold != null ? hold : permits() + " permits") + (isReleased() ? ", released)" : ", held)");
+        return "Permit(" + hold + (isReleased() ? ", released)" : ", held)");
     }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.semaphore.Caller;
 import dev.semaphore.Diagnostics;
 import dev.semaphore.HoldInfo;
 import dev.semaphore.Inspectable;
@@ -98,6 +99,10 @@ class LeakTest {
         assertEquals(List.of("java-leaky"), heard.primitives);
         assertEquals(2, leak.permits());
         assertEquals("future requested on thread \"" + Thread.currentThread().getName() + "\"", leak.holder());
+        // Who, typed: the request's own Requester, made when it asked (JavaHolds.kt, J2), as holders() shows it.
+        assertEquals(Caller.Kind.FUTURE, leak.caller().kind());
+        assertEquals(Thread.currentThread(), leak.caller().thread());
+        assertEquals(s.holders().get(0).caller().toString(), leak.caller().toString());
         assertNotNull(leak.since());
         assertNotNull(leak.held());
         StackTraceElement top = leak.stack().get(0);
@@ -123,6 +128,8 @@ class LeakTest {
         acquireBlockingAndDrop(s);
         gcUntil("the semaphore's leak is reported", () -> !heard.leaks.isEmpty());
         assertEquals("thread \"" + Thread.currentThread().getName() + "\"", heard.leaks.get(0).holder());
+        assertEquals(Caller.Kind.THREAD, heard.leaks.get(0).caller().kind());
+        assertEquals(Thread.currentThread(), heard.leaks.get(0).caller().thread());
         assertEquals(1, heard.leaks.get(0).permits());
         assertTrue(heard.leaks.get(0).stack().isEmpty(), "stacks are captured only with HOLDERS_AND_STACKS");
 

@@ -157,7 +157,7 @@ class BlockingWaiterSemaphoreLincheckTest : BlockingWaiterScenarios() {
     fun availablePermits(): Int = s.availablePermits
 
     internal override fun takeNowOrWaiter(t: Int): BlockingWaiter? =
-        if (s.tryAcquire()) null else BlockingWaiter(1, pool, Thread.currentThread())
+        if (s.tryAcquire()) null else BlockingWaiter(1, pool, Thread.currentThread(), null)
 
     override fun release(t: Int) = s.release()
     override fun free(): Int = s.availablePermits
@@ -172,7 +172,7 @@ class BlockingWaiterLockLincheckTest : BlockingWaiterScenarios() {
     internal override fun takeNowOrWaiter(t: Int): BlockingWaiter? {
         val hold = lock.Hold(null)
         holds[t] = hold
-        return if (lock.tryTake(null, hold)) null else BlockingWaiter(1, hold, Thread.currentThread())
+        return if (lock.tryTake(null, hold)) null else BlockingWaiter(1, hold, Thread.currentThread(), null)
     }
 
     override fun release(t: Int) = holds[t]!!.unlock()

@@ -37,7 +37,7 @@ class FutureWaiterLincheckTest {
     @Operation
     fun acquire(@Param(name = "t") t: Int): Boolean {
         if (requests[t] != null) return false
-        val f = JavaBridge.acquireAsync(s, 1, 0, JavaBridge.NO_TIMEOUT) { it }
+        val f = JavaBridge.acquireAsync(s, 1, 0, JavaBridge.NO_TIMEOUT) { it.permits }
         requests[t] = f
         return f.isDone
     }

@@ -244,7 +244,7 @@ class ReadWriteLockStressTest {
                     inside.exit(kind)
                     kind = HoldKind.READ
                     inside.enter(kind)
-                    hold = JavaBridge.downgrade(lock, hold)
+                    hold = JavaBridge.downgrade(lock, hold) { it }
                     counts.downgrades.incrementAndGet()
                     selfCheck(kind)
                 }
