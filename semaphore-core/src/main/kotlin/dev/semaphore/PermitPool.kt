@@ -12,6 +12,7 @@ import dev.semaphore.internal.holdersNow
 import dev.semaphore.internal.waitersNow
 import dev.semaphore.internal.toSnapshot
 import kotlin.time.TimeSource
+import kotlin.jvm.JvmField
 
 /**
  * What [Semaphore] and [PrioritySemaphore] have in common: a count of permits that can be given
