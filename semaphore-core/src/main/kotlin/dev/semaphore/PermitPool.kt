@@ -101,7 +101,7 @@ internal abstract class QueueBackedPool(
     /**
      * The hold of one permit of a Java request that carries no Requester (internal/JavaHolds.kt, J1): it names
      * nobody, so one serves them all, and such a request allocates its handle only. Made on first use; a race
-     * makes two, either of which serves (its fields are final).
+     * makes two, either of which serves (its pool and count are final fields; it is never watched for a leak).
      */
     @JvmField
     internal var anonymousPermit: Any? = null

@@ -73,7 +73,7 @@ public object JavaBridge {
         val queue = pool.queue()
         val who = whoAsks(queue, Requester.FUTURE)
         val hold = permitHold(queue, permits, who)
-        // Observed, a request that may wait is refused here and made by its waiter, which records its wait (O1).
+        // The try names its Requester (J2), so an observed request that fits is granted here, as an unobserved one is.
         return future({ queue.tryAcquirePermits(permits, priority, timeoutNanos > 0, null, who ?: Requester.FUTURE_ASKER) }, { handOut(queue, hold, who, permits, onGrant) }) {
             waitFor(queue, permits, timeoutNanos) { queue.requestFuture(permits, priority, queue, hold, who, onGrant) }
         }
@@ -220,8 +220,8 @@ public object JavaBridge {
      * (timeout, the lock closed, or the future completed by the caller first), [upgradable] still holds
      * the upgradable read, as after a failed `upgrade()`; once it happens, [upgradable] is spent (its
      * `unlock` does nothing). Unlocking [upgradable] while its upgrade is pending withdraws the upgrade
-     * and ends the upgradable read (ReadWriteHold.kt, H2-H3). The write hold is the same caller's as the
-     * upgradable read (JavaHolds.kt, J2).
+     * and ends the upgradable read (ReadWriteHold.kt, H2-H3). The upgrade is a request of its own, by a future
+     * (JavaHolds.kt, J2).
      * @throws IllegalArgumentException if [upgradable] is not an upgradable read hold of [lock].
      * @throws IllegalStateException if [upgradable] was already ended, spent or is being upgraded; nothing changes.
      */
@@ -230,10 +230,12 @@ public object JavaBridge {
         val impl = lock.impl()
         val from = ReadWriteHold.beginUpgrade(impl, upgradable)
         val request = impl.UpgradeRequest(from::upgradeFailed)
-        val write = ReadWriteHold(impl, HoldKind.WRITE, from.who)
+        val queue = impl.waiterQueue
+        val who = whoAsks(queue, Requester.FUTURE) // the upgrade is a request of its own (J2)
+        val write = ReadWriteHold(impl, HoldKind.WRITE, who)
         val notUpgraded = { upgradeNeverGranted(impl, from) } // before the future fails (W2's withdrawal hook)
         val granted = try {
-            takeUpgradeNow(impl, request, from.who)
+            takeUpgradeNow(impl, request, who ?: Requester.FUTURE_ASKER)
         } catch (e: Throwable) { // closed: the upgradable read is the caller's again
             notUpgraded()
             if (e is SemaphoreClosedException) return CompletableFuture.failedFuture(e)
@@ -241,12 +243,11 @@ public object JavaBridge {
         }
         // A delivered future spends `from` (H3: its unlock finds the future done); a grant that the future
         // refuses is handed back, and the request's afterHandBack gives `from` its upgradable read back.
-        val queue = impl.waiterQueue
         val upgrade = if (granted) {
-            CompletableFuture.completedFuture(handOut(queue, write, from.who, impl.upgradePermits, onGrant))
+            CompletableFuture.completedFuture(handOut(queue, write, who, impl.upgradePermits, onGrant))
         } else {
             waitFor(queue, impl.upgradePermits, timeoutNanos, notUpgraded) {
-                queue.requestFuture(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, write, from.who, onGrant, notUpgraded)
+                queue.requestFuture(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, write, who, onGrant, notUpgraded)
             }
         }
         from.upgrade = upgrade
@@ -265,16 +266,17 @@ public object JavaBridge {
         val from = ReadWriteHold.beginUpgrade(impl, upgradable)
         val request = impl.UpgradeRequest(from::upgradeFailed)
         val queue = impl.waiterQueue
+        val who = whoAsks(queue, Requester.THREAD) // the upgrade is a request of its own (J2)
         var upgraded = false
         try {
-            upgraded = block(queue, impl.upgradePermits, timeoutNanos, { takeUpgradeNow(impl, request, from.who) }) {
-                queue.acquireBlocking(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, from.who, it)
+            upgraded = block(queue, impl.upgradePermits, timeoutNanos, { takeUpgradeNow(impl, request, who) }) {
+                queue.acquireBlocking(impl.upgradePermits, ReadWriteLockImpl.UPGRADE_PRIORITY, request, who, it)
             }
         } finally {
             if (upgraded) from.upgraded() else if (!request.wasGranted) upgradeNeverGranted(impl, from) // else handed back (H2)
         }
         if (!upgraded) return null
-        return handOut(queue, ReadWriteHold(impl, HoldKind.WRITE, from.who), from.who, impl.upgradePermits, onGrant)
+        return handOut(queue, ReadWriteHold(impl, HoldKind.WRITE, who), who, impl.upgradePermits, onGrant)
     }
 
     /**
@@ -316,8 +318,8 @@ public object JavaBridge {
 
     private fun PermitPool.queue(): QueueBackedPool = this as? QueueBackedPool ?: throw notEngineBacked(this)
 
-    private fun takeUpgradeNow(lock: ReadWriteLockImpl, request: ReadWriteLockImpl.UpgradeRequest, who: Requester?): Boolean =
-        lock.tryTakeUpgrade(who).also { if (it) request.wasGranted = true }
+    private fun takeUpgradeNow(lock: ReadWriteLockImpl, request: ReadWriteLockImpl.UpgradeRequest, asker: Any?): Boolean =
+        lock.tryTakeUpgrade(asker).also { if (it) request.wasGranted = true }
 
     /** An upgrade never granted leaves (RW5); the upgradable read is its caller's handle's again (H2). */
     private fun upgradeNeverGranted(lock: ReadWriteLockImpl, from: ReadWriteHold) {

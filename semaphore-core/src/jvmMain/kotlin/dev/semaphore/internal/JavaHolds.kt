@@ -6,16 +6,20 @@
  * J1  Begins. Before it asks, a request makes its hold, a LockHold: the lock's own (LockImpl.Hold, ReadWriteHold)
  *     or, for a semaphore's permits, a PermitHold (one permit asked by nobody known, J2, shares its pool's: such a
  *     request allocates its handle only). Its handle (the Java Permit) is made from that hold by
- *     [handOut] when the request is granted at once, or by its FutureWaiter when the grant comes later (on the
- *     thread that frees the permits, and only once the future took it: W3), nowhere else.
+ *     [handOut] when the request is granted at once, or by its future's waiter when the grant comes later (on the
+ *     thread that frees the permits, and only once the future took it: W3): FutureWaiter, or WritersLineFuture for
+ *     a writer in a writers' line. Nowhere else.
  * J2  Who (Observer.kt, H1). If the primitive is observed when the request is made, its Requester (a future's,
  *     or the blocked thread's) is made then, on the requesting thread, and goes with the request: as the try's
- *     `asker`, as its waiter's requester(), into its hold, and to the leak watch. So the observer's record of the
- *     hold is found by identity (Observer.holdOf), never searched for. A request made while nobody observes
- *     carries none and costs nothing more.
- * J3  Ends. The handle's close calls the hold's unlock, once (the Permit's own state). A lock's hold ends by its
- *     identity (Lock.kt L4; ReadWriteHold.kt H1); a semaphore's permits and a read hold end by naming their
- *     Requester's key (Observer.kt, H2); a write or upgradable read hold is the only one of its size.
+ *     `asker` (so a request that fits is granted on the try, as when nobody observes, and recorded as this
+ *     Requester's), as its waiter's requester(), into its hold, and to the leak watch. So the observer's record of
+ *     the hold is found by identity (Observer.holdOf), never searched for. A request made while nobody observes
+ *     carries none and costs nothing more. An upgrade is a request of its own caller; a downgrade continues the
+ *     write hold's (its read hold carries the write hold's Requester).
+ * J3  Ends. The handle's close calls the hold's unlock, once (the Permit's own state; a PermitHold gives its
+ *     permits back at each call). A lock's hold ends by its identity (Lock.kt L4; ReadWriteHold.kt H1); a
+ *     semaphore's permits and a read hold end by naming their Requester (Observer.kt, H2), which ends that one
+ *     record, not the latest of the same thread; a write or upgradable read hold is the only one of its size.
  * J4  Leaks. A handle made for a request that carries a Requester (J2) is watched while the primitive is
  *     observed: by one Cleaner for the library (daemon thread "semaphore-leaks"), which holds the hold, never the
  *     handle. When the handle is collected, the watch asks the hold whether its permits are still held through it
@@ -56,18 +60,18 @@ internal fun permitHold(pool: QueueBackedPool, permits: Int, who: Requester?): L
  * J1, J3: the hold of a semaphore's [permits] taken by a Java caller: its [unlock] gives them back, naming the
  * hold it ends when the request carried a Requester ([who], J2).
  */
-internal class PermitHold(private val queue: WaiterQueue, override val permits: Int, who: Requester?) : LockHold {
-    private val key: Any? = who?.key
+internal class PermitHold(private val queue: WaiterQueue, override val permits: Int, private val who: Requester?) : LockHold {
 
-    /** J4: read by the leak watch, which exists only for a request with a Requester (key set). */
+    /** J4: read by the leak watch, which exists only for a request with a Requester. */
     @Volatile
     private var held = true
 
     override val isHeld: Boolean get() = held
 
+    /** Gives the permits back at each call: its handle makes it once (the Java Permit's state), as J3 says. */
     override fun unlock() {
-        if (key != null) held = false
-        queue.releaseNamed(permits, key)
+        if (who != null) held = false
+        queue.releaseNamed(permits, who)
     }
 
     override fun toString(): String = "$permits permits"

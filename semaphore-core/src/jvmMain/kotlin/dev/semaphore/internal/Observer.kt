@@ -306,9 +306,13 @@ internal class Observer(
                 return
             }
         } else if (key != null) {
-            val k = launchedJob(key) ?: key // a scoped form names its scope's Job; holds name the launched coroutine's
             var i = holds.size - 1 // indexed loops: no iterator per release
-            while (i >= 0 && !(holds[i].permits == permits && holds[i].requester.key === k)) i--
+            if (key is Requester) { // a Java hold names its own request (JavaHolds.kt, J3), not its thread's latest hold
+                while (i >= 0 && !(holds[i].permits == permits && holds[i].requester === key)) i--
+            } else {
+                val k = launchedJob(key) ?: key // a scoped form names its scope's Job; holds name the launched coroutine's
+                while (i >= 0 && !(holds[i].permits == permits && holds[i].requester.key === k)) i--
+            }
             if (i >= 0) {
                 end(holds.removeAt(i), permits)
                 return

@@ -83,7 +83,7 @@ internal class ReadWriteHold(
             }
         }
         when (kind) {
-            HoldKind.READ -> lock.unlockRead(who?.key) // names its hold (Observer.kt, H2; JavaHolds.kt, J3)
+            HoldKind.READ -> lock.unlockRead(who) // names its hold (Observer.kt, H2; JavaHolds.kt, J3)
             HoldKind.WRITE -> lock.unlockWrite()
             HoldKind.UPGRADABLE_READ -> lock.unlockUpgradableRead()
         }

@@ -280,4 +280,39 @@ class DiagnosticsTest {
         read.close();
         assertTrue(cache.holders().isEmpty());
     }
+
+    @Test
+    void closingAPermitEndsItsOwnRecordNotTheLatestOfItsThread() throws Exception {
+        AsyncSemaphore s = AsyncSemaphore.create(5, Diagnostics.named("java-own-record").withTracking(Tracking.HOLDERS_AND_STACKS));
+        Permit first = s.acquireBlocking(2);
+        Thread.sleep(20); // the two holds' times differ
+        Permit second = s.acquireBlocking(2); // the same thread, the same size
+        List<HoldInfo> both = s.holders();
+        assertEquals(2, both.size(), both.toString());
+        Instant secondSince = both.stream().map(HoldInfo::since).max(Instant::compareTo).orElseThrow();
+
+        first.close(); // names its own request (JavaHolds.kt, J3): the second hold's record stays
+
+        List<HoldInfo> left = s.holders();
+        assertEquals(1, left.size(), left.toString());
+        assertEquals(secondSince, left.get(0).since(), "the record left is the second Permit's: " + left);
+        assertEquals(2, left.get(0).permits());
+        second.close();
+        assertTrue(s.holders().isEmpty());
+        assertEquals(5, s.availablePermits());
+    }
+
+    @Test
+    void anUpgradeIsItsOwnCallersRequest() throws Exception {
+        AsyncReadWriteLock lock = AsyncReadWriteLock.create(Diagnostics.named("java-upgrade-caller").withTracking(Tracking.HOLDERS));
+        Permit upgradable = lock.upgradableReadLock().join(); // a future's hold
+        Permit write = lock.upgradeBlocking(upgradable); // this thread's request
+        List<HoldInfo> holders = lock.holders();
+        assertTrue(holders.stream().anyMatch(h -> h.caller().kind() == dev.semaphore.Caller.Kind.FUTURE), holders.toString());
+        assertTrue(holders.stream().anyMatch(h -> h.caller().kind() == dev.semaphore.Caller.Kind.THREAD
+                && h.caller().thread() == Thread.currentThread()), holders.toString());
+        write.close();
+        assertTrue(lock.holders().isEmpty(), lock.holders().toString());
+        assertFalse(lock.isWriteLocked());
+    }
 }
