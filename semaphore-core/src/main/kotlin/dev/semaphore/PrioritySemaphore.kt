@@ -90,7 +90,7 @@ public suspend inline fun <T> PrioritySemaphore.withPermit(permits: Int = 1, pri
     try {
         return action()
     } finally {
-        if (releaseNamesCaller(this)) releaseFromScope(this, permits, coroutineContext) else release(permits)
+        releaseFromScope(this, permits, coroutineContext)
     }
 }
 

@@ -218,7 +218,7 @@ public suspend inline fun <T> ReadWriteLock.withReadLock(action: () -> T): T {
     try {
         return action()
     } finally {
-        if (releaseNamesCaller(this)) unlockReadFromScope(this, coroutineContext) else unlockRead()
+        unlockReadFromScope(this, coroutineContext)
     }
 }
 

@@ -94,7 +94,7 @@ public suspend inline fun <T> Semaphore.withPermit(permits: Int = 1, action: () 
     try {
         return action()
     } finally {
-        if (releaseNamesCaller(this)) releaseFromScope(this, permits, coroutineContext) else release(permits)
+        releaseFromScope(this, permits, coroutineContext)
     }
 }
 

@@ -70,7 +70,8 @@ internal class PermitHold(private val queue: WaiterQueue, override val permits: 
 
     /** Gives the permits back at each call: its handle makes it once (the Java Permit's state), as J3 says. */
     override fun unlock() {
-        if (who != null) held = false
+        if (who == null) return queue.release(permits) // asked while nobody observed: the plain release
+        held = false
         queue.releaseNamed(permits, who)
     }
 
