@@ -85,13 +85,9 @@ internal object Leaks {
     }
 
     private val watched = AtomicLong()
-    private val checked = AtomicLong()
 
     /** How many handles were ever watched (for the tests: an unobserved primitive adds none). */
     fun watchedCount(): Long = watched.get()
-
-    /** How many watched handles were collected and looked at, leaked or not (for the tests). */
-    fun checkedCount(): Long = checked.get()
 
     /**
      * J4: watches [handle], just made for the hold [hold] of [queuePermits] permits that [who] requested. Does
@@ -121,7 +117,6 @@ internal object Leaks {
         private val taken: Taken,
     ) : Runnable {
         override fun run() {
-            checked.incrementAndGet()
             try {
                 if (hold.isHeld) report()
             } catch (t: Throwable) {
