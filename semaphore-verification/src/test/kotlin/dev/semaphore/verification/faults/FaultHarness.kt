@@ -115,12 +115,18 @@ class FaultHarness(private val options: Options) {
 
         init {
             Thread {
-                process.inputStream.bufferedReader().forEachLine { line ->
-                    when (line) {
-                        "READY" -> ready.countDown()
-                        "IDLE" -> idle.put(Unit)
-                        else -> if (line.startsWith("X ")) unexpected(line.substring(2).replace('|', '\n')) else Event.parse(line)?.let(history::record)
+                try {
+                    process.inputStream.bufferedReader().forEachLine { line ->
+                        when (line) {
+                            "READY" -> ready.countDown()
+                            "IDLE" -> idle.put(Unit)
+                            else -> if (line.startsWith("X ")) unexpected(line.substring(2).replace('|', '\n')) else Event.parse(line)?.let(history::record)
+                        }
                     }
+                } catch (e: java.io.IOException) {
+                    // kill() destroys the process and the JDK closes its stdout under a blocked read ("Stream closed"):
+                    // expected there (the worker is already recorded as stopped for good). Anywhere else, a failure.
+                    if (!killed) unexpected("reading worker $name's output: $e")
                 }
             }.apply { isDaemon = true }.start()
             check(ready.await(60, TimeUnit.SECONDS)) { "worker $name did not start: ${errors.readText().take(2000)}" }
@@ -139,7 +145,11 @@ class FaultHarness(private val options: Options) {
             ProcessBuilder("kill", "-$signal", "${process.pid()}").start().waitFor()
         }
 
+        @Volatile
+        private var killed = false
+
         fun kill() {
+            killed = true
             process.destroyForcibly().waitFor()
             errors.delete()
         }

@@ -1,0 +1,444 @@
+-- semaphore-postgres, schema version 1: the tables and one function per operation of a semaphore shared through
+-- PostgreSQL (15 or later). The rules these functions keep (P1..P9) are written once, in docs/postgres-protocol.md,
+-- and cited here by name.
+--
+-- Two placeholders, in the syntax Flyway and Liquibase substitute: ${schema} (an existing schema) and ${prefix}
+-- (prepended to every table, index, function, sequence and notification channel name: a lowercase letter, then up to
+-- 19 lowercase letters, digits or underscores; the client's default is "dsem_"). The client runs this
+-- file itself on first use, with both replaced, unless told not to; a migration tool can run it instead. Running it
+-- again changes nothing (every statement is IF NOT EXISTS or CREATE OR REPLACE), so it may run on every deploy.
+--
+-- Every function is one statement of its caller, so one round trip and one short transaction in autocommit mode;
+-- every one that changes a semaphore first locks its row (the only lock taken), so one semaphore's operations run
+-- one at a time and different semaphores' never wait on each other. Time is the server's (P1): clock_timestamp(),
+-- read once per call.
+
+-- One row per semaphore (P2), created by the first operation that needs it, deleted by the sweep once idle (P9).
+-- Updated by every grant and release: fillfactor leaves room on its page for the new version (a HOT update: no index
+-- entry written).
+CREATE TABLE IF NOT EXISTS ${schema}.${prefix}semaphores (
+    name        text PRIMARY KEY,
+    total       integer NOT NULL,            -- the permits that exist, held or free (P2)
+    free        integer NOT NULL,            -- total minus held; below zero while a reduction is repaid (P2)
+    queued      integer NOT NULL,            -- requests in line (state 'Q')
+    seq         bigint NOT NULL,             -- the last queue number given (P3)
+    last_token  bigint NOT NULL,             -- the last fencing token granted (P4)
+    idle_ms     bigint NOT NULL,             -- the longest idle time of its users (P9)
+    expires_at  timestamptz NOT NULL,        -- the sweep may delete it after this, if nobody holds or waits (P9)
+    resized     text[] NOT NULL DEFAULT '{}' -- the ids of the last 16 resizes (P6)
+) WITH (fillfactor = 50);
+
+-- One row per queued request ('Q'), live lease ('G') or request failed by a reduction ('E', P3), and none for
+-- anything that ended (P5, P6).
+CREATE TABLE IF NOT EXISTS ${schema}.${prefix}requests (
+    semaphore  text NOT NULL,
+    id         text NOT NULL,                -- the client's request id, "clientId-n[/name]"
+    state      "char" NOT NULL,              -- 'Q' queued, 'G' granted (a lease), 'E' failed: too large (P3)
+    permits    integer NOT NULL,
+    lease_ms   bigint NOT NULL,
+    seq        bigint NOT NULL,              -- its queue number (0: granted at once)
+    token      bigint NOT NULL,              -- its fencing token once granted (P4), else 0
+    since      timestamptz NOT NULL,         -- when it joined the line ('Q', 'E') or was granted ('G')
+    deadline   timestamptz NOT NULL,         -- 'Q', 'E': its heartbeat deadline (P5); 'G': the lease's expiry (P4)
+    PRIMARY KEY (semaphore, id)
+) WITH (fillfactor = 70);
+CREATE INDEX IF NOT EXISTS ${prefix}requests_line ON ${schema}.${prefix}requests (semaphore, seq) WHERE state = 'Q';
+CREATE INDEX IF NOT EXISTS ${prefix}requests_due ON ${schema}.${prefix}requests (semaphore, deadline);
+
+-- Fencing tokens (P4): one sequence for every semaphore, so a token is above every earlier one of its semaphore,
+-- also after the semaphore was deleted and created again, after a restart and after a failover to a synchronous
+-- standby (docs/postgres-protocol.md, P4).
+CREATE SEQUENCE IF NOT EXISTS ${schema}.${prefix}fencing_tokens;
+
+-- The schema's version, which the client checks before its first operation.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}schema_version() RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1 $$;
+
+-- P7: tells the client of request p_id (its channel is named by the client id, the part of the id before '-') about
+-- it: "semaphore<TAB>id:permits:token:remainingMs" for a grant, "semaphore<TAB>id:E:toolarge:total" for a failure.
+-- Delivered when the transaction commits.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}wake(p_semaphore text, p_id text, p_message text) RETURNS void
+LANGUAGE sql AS $$
+    SELECT pg_notify('${prefix}wake_' || split_part(p_id, '-', 1), p_semaphore || chr(9) || p_id || ':' || p_message)
+$$;
+
+-- P3, on a locked row: grants whole from the head of the line while the head fits; a head larger than the total
+-- fails ('E', kept until its heartbeat deadline, so every ask hears why); a head past its heartbeat deadline leaves
+-- the line and is never granted. At most 100 heads per call (P5); a later heartbeat settles the rest.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}grant(p_name text, p_now timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    s ${schema}.${prefix}semaphores%ROWTYPE;
+    h ${schema}.${prefix}requests%ROWTYPE;
+    budget integer := 100;
+    tok bigint;
+    changed boolean := false;
+BEGIN
+    SELECT * INTO s FROM ${schema}.${prefix}semaphores WHERE name = p_name;
+    WHILE s.queued > 0 AND budget > 0 LOOP
+        budget := budget - 1;
+        SELECT * INTO h FROM ${schema}.${prefix}requests
+            WHERE semaphore = p_name AND state = 'Q' ORDER BY seq LIMIT 1;
+        EXIT WHEN NOT FOUND;
+        IF h.deadline <= p_now THEN
+            DELETE FROM ${schema}.${prefix}requests WHERE semaphore = p_name AND id = h.id;
+        ELSIF h.permits > s.total THEN
+            UPDATE ${schema}.${prefix}requests SET state = 'E' WHERE semaphore = p_name AND id = h.id;
+            PERFORM ${schema}.${prefix}wake(p_name, h.id, 'E:toolarge:' || s.total);
+        ELSIF s.free < h.permits THEN
+            EXIT;
+        ELSE
+            tok := nextval('${schema}.${prefix}fencing_tokens');
+            UPDATE ${schema}.${prefix}requests
+                SET state = 'G', token = tok, since = p_now, deadline = p_now + h.lease_ms * interval '1 millisecond'
+                WHERE semaphore = p_name AND id = h.id;
+            s.free := s.free - h.permits;
+            s.last_token := tok;
+            s.expires_at := greatest(s.expires_at, p_now + (h.lease_ms + s.idle_ms) * interval '1 millisecond');
+            PERFORM ${schema}.${prefix}wake(p_name, h.id, h.permits || ':' || tok || ':' || h.lease_ms);
+        END IF;
+        s.queued := s.queued - 1;
+        changed := true;
+    END LOOP;
+    IF changed THEN
+        UPDATE ${schema}.${prefix}semaphores
+            SET free = s.free, queued = s.queued, last_token = s.last_token, expires_at = s.expires_at
+            WHERE name = p_name;
+    END IF;
+END $$;
+
+-- P5, on a locked row: ends the leases past their expiry and drops the requests past their heartbeat deadline (at
+-- most 100 per call, soonest first), then grants what that freed (P3). The server keeps nothing of what ended (P6).
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}purge(p_name text, p_now timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    freed bigint;
+    unqueued bigint;
+BEGIN
+    WITH due AS (
+        SELECT id FROM ${schema}.${prefix}requests
+        WHERE semaphore = p_name AND deadline <= p_now ORDER BY deadline LIMIT 100
+    ), ended AS (
+        DELETE FROM ${schema}.${prefix}requests r USING due
+        WHERE r.semaphore = p_name AND r.id = due.id
+        RETURNING r.state, r.permits
+    )
+    SELECT coalesce(sum(permits) FILTER (WHERE state = 'G'), 0), count(*) FILTER (WHERE state = 'Q')
+        INTO freed, unqueued FROM ended;
+    IF freed > 0 OR unqueued > 0 THEN
+        UPDATE ${schema}.${prefix}semaphores SET free = free + freed, queued = queued - unqueued WHERE name = p_name;
+    END IF;
+    PERFORM ${schema}.${prefix}grant(p_name, p_now)
+        FROM ${schema}.${prefix}semaphores WHERE name = p_name AND queued > 0 AND free > 0;
+END $$;
+
+-- Locks semaphore p_name's row, creating it with p_total permits if the server has none (P2; a null p_total does not
+-- create it, and the row returned is then all null), raises its idle time to p_idle_ms, and runs the purge (P5).
+-- Returns the row as it is then.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}open(p_name text, p_total integer, p_idle_ms bigint, p_now timestamptz)
+RETURNS ${schema}.${prefix}semaphores
+LANGUAGE plpgsql AS $$
+DECLARE
+    s ${schema}.${prefix}semaphores%ROWTYPE;
+BEGIN
+    SELECT * INTO s FROM ${schema}.${prefix}semaphores WHERE name = p_name FOR UPDATE;
+    IF NOT FOUND THEN
+        IF p_total IS NULL THEN RETURN s; END IF;
+        INSERT INTO ${schema}.${prefix}semaphores (name, total, free, queued, seq, last_token, idle_ms, expires_at)
+            VALUES (p_name, p_total, p_total, 0, 0, 0, p_idle_ms, p_now + p_idle_ms * interval '1 millisecond')
+            ON CONFLICT (name) DO NOTHING;
+        SELECT * INTO s FROM ${schema}.${prefix}semaphores WHERE name = p_name FOR UPDATE;
+    END IF;
+    IF s.idle_ms < p_idle_ms THEN
+        UPDATE ${schema}.${prefix}semaphores SET idle_ms = p_idle_ms WHERE name = p_name;
+    END IF;
+    PERFORM ${schema}.${prefix}purge(p_name, p_now);
+    SELECT * INTO s FROM ${schema}.${prefix}semaphores WHERE name = p_name;
+    RETURN s;
+END $$;
+
+-- Where request p_id is (the answers of docs/postgres-protocol.md): 'G' granted (permits, token, the lease's time
+-- left by the server's clock, total), 'Q' queued (its number), 'E' failed (reason in kind's place: see the client),
+-- 'U' unknown (ended, or never known).
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}place(p_name text, p_id text, p_now timestamptz,
+    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    r ${schema}.${prefix}requests%ROWTYPE;
+BEGIN
+    SELECT s.total INTO total FROM ${schema}.${prefix}semaphores s WHERE s.name = p_name;
+    SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
+    IF NOT FOUND OR r.deadline <= p_now THEN
+        kind := 'U';
+    ELSIF r.state = 'G' THEN
+        kind := 'G'; permits := r.permits; token := r.token;
+        remaining_ms := floor(extract(epoch FROM r.deadline - p_now) * 1000)::bigint;
+    ELSIF r.state = 'Q' THEN
+        kind := 'Q'; number := r.seq;
+    ELSE
+        kind := 'E'; permits := r.permits;
+    END IF;
+END $$;
+
+-- acquire (P3, P4): p_ttl_ms is the heartbeat deadline's distance for a request that joins the line, or null for a
+-- try (only now: 'B' if it does not fit). Answers a place; raises 22023 "PERMITS ..." for more than the total.
+-- Fast path: the semaphore exists, nobody is queued, the request fits and its id is new (else it is a repeat, P6,
+-- answered by the slow path): one UPDATE (which locks the row) and one INSERT, no purge (a request that fits needs none of the permits of leases past their expiry, P5).
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}acquire(p_name text, p_total integer, p_idle_ms bigint, p_id text,
+    p_permits integer, p_lease_ms bigint, p_ttl_ms bigint,
+    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    now_ts timestamptz := clock_timestamp();
+    tok bigint := nextval('${schema}.${prefix}fencing_tokens');
+    s ${schema}.${prefix}semaphores%ROWTYPE;
+BEGIN
+    UPDATE ${schema}.${prefix}semaphores x
+        SET free = x.free - p_permits, last_token = tok,
+            expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + x.idle_ms) * interval '1 millisecond')
+        WHERE x.name = p_name AND x.queued = 0 AND x.free >= p_permits AND x.idle_ms >= p_idle_ms
+            AND NOT EXISTS (SELECT 1 FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id)
+        RETURNING x.total INTO total;
+    IF FOUND THEN
+        INSERT INTO ${schema}.${prefix}requests VALUES
+            (p_name, p_id, 'G', p_permits, p_lease_ms, 0, tok, now_ts, now_ts + p_lease_ms * interval '1 millisecond');
+        kind := 'G'; permits := p_permits; token := tok; remaining_ms := p_lease_ms;
+        RETURN;
+    END IF;
+    s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, now_ts);
+    total := s.total;
+    IF EXISTS (SELECT 1 FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id) THEN
+        SELECT * INTO kind, permits, token, remaining_ms, total, number
+            FROM ${schema}.${prefix}place(p_name, p_id, now_ts);
+        RETURN;
+    END IF;
+    IF p_permits > s.total THEN
+        RAISE EXCEPTION 'PERMITS a request for % permits can never be granted: the total is %', p_permits, s.total
+            USING ERRCODE = '22023';
+    END IF;
+    IF s.queued = 0 AND s.free >= p_permits THEN
+        UPDATE ${schema}.${prefix}semaphores x
+            SET free = x.free - p_permits, last_token = tok,
+                expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + x.idle_ms) * interval '1 millisecond')
+            WHERE x.name = p_name;
+        INSERT INTO ${schema}.${prefix}requests VALUES
+            (p_name, p_id, 'G', p_permits, p_lease_ms, 0, tok, now_ts, now_ts + p_lease_ms * interval '1 millisecond');
+        kind := 'G'; permits := p_permits; token := tok; remaining_ms := p_lease_ms;
+        RETURN;
+    END IF;
+    IF p_ttl_ms IS NULL THEN
+        kind := 'B';
+        RETURN;
+    END IF;
+    UPDATE ${schema}.${prefix}semaphores x
+        SET seq = x.seq + 1, queued = x.queued + 1,
+            expires_at = greatest(x.expires_at, now_ts + (p_ttl_ms + x.idle_ms) * interval '1 millisecond')
+        WHERE x.name = p_name
+        RETURNING x.seq INTO number;
+    INSERT INTO ${schema}.${prefix}requests VALUES
+        (p_name, p_id, 'Q', p_permits, p_lease_ms, number, 0, now_ts, now_ts + p_ttl_ms * interval '1 millisecond');
+    kind := 'Q';
+END $$;
+
+-- heartbeat (P5, P7): extends the heartbeat deadline of p_ids still queued by p_ttl_ms from now, and answers where
+-- each is, in order (the safety net under the notifications). A semaphore the server does not have answers 'U' for
+-- each, and is not created.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}heartbeat(p_name text, p_idle_ms bigint, p_ttl_ms bigint, p_ids text[])
+RETURNS TABLE (id text, kind text, permits integer, token bigint, remaining_ms bigint, total integer, number bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    now_ts timestamptz := clock_timestamp();
+    s ${schema}.${prefix}semaphores%ROWTYPE;
+    one text;
+BEGIN
+    s := ${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts);
+    IF s.name IS NOT NULL THEN
+        UPDATE ${schema}.${prefix}requests q SET deadline = now_ts + p_ttl_ms * interval '1 millisecond'
+            WHERE q.semaphore = p_name AND q.id = ANY (p_ids) AND q.state = 'Q';
+        UPDATE ${schema}.${prefix}semaphores x
+            SET expires_at = greatest(x.expires_at, now_ts + (p_ttl_ms + x.idle_ms) * interval '1 millisecond')
+            WHERE x.name = p_name;
+    END IF;
+    FOREACH one IN ARRAY p_ids LOOP
+        id := one;
+        SELECT * INTO kind, permits, token, remaining_ms, total, number FROM ${schema}.${prefix}place(p_name, one, now_ts);
+        RETURN NEXT;
+    END LOOP;
+END $$;
+
+-- release (P4, P5): ends live lease p_id of p_permits permits and grants what that frees. Answers the last fencing
+-- token granted before the release (the lease was held from its own token to that one), or null if the server has
+-- no such lease (P6: the client reads it). No clock: a lease past its expiry but not yet purged is released as live,
+-- which is sound, because any grant that needed its permits would have purged it first.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}release(p_name text, p_id text, p_permits integer) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    s ${schema}.${prefix}semaphores%ROWTYPE;
+BEGIN
+    DELETE FROM ${schema}.${prefix}requests q
+        WHERE q.semaphore = p_name AND q.id = p_id AND q.state = 'G' AND q.permits = p_permits;
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    UPDATE ${schema}.${prefix}semaphores x SET free = x.free + p_permits WHERE x.name = p_name RETURNING * INTO s;
+    IF s.queued > 0 THEN
+        PERFORM ${schema}.${prefix}purge(p_name, clock_timestamp());
+    END IF;
+    RETURN s.last_token;
+END $$;
+
+-- renew (P4): extends live lease p_id by p_lease_ms from now; 'U' if it ended (a lease past its expiry is purged
+-- first, P5, and so is never extended).
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}renew(p_name text, p_idle_ms bigint, p_id text, p_permits integer,
+    p_lease_ms bigint,
+    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    now_ts timestamptz := clock_timestamp();
+BEGIN
+    UPDATE ${schema}.${prefix}requests q SET deadline = now_ts + p_lease_ms * interval '1 millisecond'
+        WHERE q.semaphore = p_name AND q.id = p_id AND q.state = 'G' AND q.permits = p_permits AND q.deadline > now_ts;
+    IF FOUND THEN
+        UPDATE ${schema}.${prefix}semaphores x
+            SET expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + greatest(x.idle_ms, p_idle_ms)) * interval '1 millisecond')
+            WHERE x.name = p_name;
+    ELSE
+        PERFORM ${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts);
+    END IF;
+    SELECT * INTO kind, permits, token, remaining_ms, total, number FROM ${schema}.${prefix}place(p_name, p_id, now_ts);
+    IF kind <> 'G' THEN kind := 'U'; END IF;
+END $$;
+
+-- cancel (P8): request p_id of p_permits permits leaves the line; if it was granted in the same instant, p_hand_back
+-- true (a cancelled caller) ends the lease and grants what that frees, false (a timed-out caller) answers the grant,
+-- which its caller takes. Never both, never neither. A request failed by a reduction ('E') is answered once more,
+-- and removed.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}cancel(p_name text, p_idle_ms bigint, p_id text, p_permits integer,
+    p_hand_back boolean,
+    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    now_ts timestamptz := clock_timestamp();
+    r ${schema}.${prefix}requests%ROWTYPE;
+BEGIN
+    kind := 'U';
+    IF (${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts)).name IS NULL THEN RETURN; END IF;
+    SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
+    IF NOT FOUND THEN RETURN; END IF;
+    IF r.state = 'Q' THEN
+        DELETE FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
+        UPDATE ${schema}.${prefix}semaphores x SET queued = x.queued - 1 WHERE x.name = p_name;
+        PERFORM ${schema}.${prefix}grant(p_name, now_ts); -- those behind may fit now
+    ELSIF r.state = 'G' AND p_hand_back THEN
+        DELETE FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
+        UPDATE ${schema}.${prefix}semaphores x SET free = x.free + r.permits WHERE x.name = p_name;
+        PERFORM ${schema}.${prefix}grant(p_name, now_ts);
+    ELSE
+        SELECT * INTO kind, permits, token, remaining_ms, total, number FROM ${schema}.${prefix}place(p_name, p_id, now_ts);
+        IF r.state = 'E' THEN
+            DELETE FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
+        END IF;
+    END IF;
+END $$;
+
+-- resize (P2, P6): 'add', 'reduce' or 'set' the total by or to p_n, for every client; a repeat of resize p_resize_id
+-- (one of the last 16) changes nothing more. Answers the total. Raises 22023 "PERMITS ..." for a total above
+-- 2147483647 or a reduction below zero.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}resize(p_name text, p_total integer, p_idle_ms bigint,
+    p_resize_id text, p_mode text, p_n integer) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    now_ts timestamptz := clock_timestamp();
+    s ${schema}.${prefix}semaphores%ROWTYPE;
+    new_total bigint;
+BEGIN
+    s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, now_ts);
+    IF p_resize_id = ANY (s.resized) THEN RETURN s.total; END IF;
+    new_total := CASE p_mode WHEN 'add' THEN s.total::bigint + p_n WHEN 'reduce' THEN s.total - p_n ELSE p_n END;
+    IF new_total > 2147483647 THEN
+        RAISE EXCEPTION 'PERMITS adding % permits to % would exceed 2147483647', p_n, s.total USING ERRCODE = '22023';
+    END IF;
+    IF new_total < 0 THEN
+        RAISE EXCEPTION 'PERMITS cannot remove % permits: the total is %', p_n, s.total USING ERRCODE = '22023';
+    END IF;
+    UPDATE ${schema}.${prefix}semaphores x
+        SET free = x.free + (new_total - x.total)::integer, total = new_total::integer,
+            resized = (x.resized || p_resize_id)[greatest(1, cardinality(x.resized) - 14):]
+        WHERE x.name = p_name;
+    PERFORM ${schema}.${prefix}grant(p_name, now_ts);
+    RETURN new_total;
+END $$;
+
+-- state: (available, queued, total) after the purge (P5), creating the semaphore if the server has none (P2).
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}state(p_name text, p_total integer, p_idle_ms bigint,
+    OUT available integer, OUT queued integer, OUT total integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+    s ${schema}.${prefix}semaphores%ROWTYPE;
+BEGIN
+    s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, clock_timestamp());
+    available := s.free; queued := s.queued; total := s.total;
+END $$;
+
+-- delete (P9): removes the semaphore if, after the purge, nobody holds or waits; raises 55006 "IN_USE ..." otherwise.
+-- The next use creates it again (P2), its fencing tokens still increasing (P4).
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}delete(p_name text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    s ${schema}.${prefix}semaphores%ROWTYPE;
+BEGIN
+    s := ${schema}.${prefix}open(p_name, NULL, 0, clock_timestamp());
+    IF s.name IS NULL THEN RETURN; END IF;
+    IF s.free < s.total OR s.queued > 0 THEN
+        RAISE EXCEPTION 'IN_USE % permits held and % requests queued', s.total - s.free, s.queued USING ERRCODE = '55006';
+    END IF;
+    DELETE FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name;
+    DELETE FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name;
+END $$;
+
+-- sweep (P9): deletes up to p_limit semaphores past their expires_at with nobody holding or waiting, with what is
+-- left of their ended requests. Every client runs it now and then; SKIP LOCKED keeps two sweeps, and a sweep and the
+-- semaphores' own operations, out of each other's way. Answers how many it deleted.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}sweep(p_limit integer) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    now_ts timestamptz := clock_timestamp();
+    victim text;
+    deleted integer := 0;
+BEGIN
+    FOR victim IN
+        SELECT x.name FROM ${schema}.${prefix}semaphores x WHERE x.expires_at < now_ts
+        ORDER BY x.expires_at LIMIT p_limit FOR UPDATE SKIP LOCKED
+    LOOP
+        IF NOT EXISTS (SELECT 1 FROM ${schema}.${prefix}requests q WHERE q.semaphore = victim AND q.deadline > now_ts) THEN
+            DELETE FROM ${schema}.${prefix}requests q WHERE q.semaphore = victim;
+            DELETE FROM ${schema}.${prefix}semaphores x WHERE x.name = victim;
+            deleted := deleted + 1;
+        END IF;
+    END LOOP;
+    RETURN deleted;
+END $$;
+
+-- inspect: who holds and who waits, read-only (no purge, no creation, no lock): what is past its time by the
+-- server's clock (P1) is left out, as the next purge would end it. At most p_limit rows of each kind, holders by
+-- expiry (soonest first), the line from its head; the counts are the true ones. A semaphore the server does not have
+-- answers nothing.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}inspect(p_name text, p_limit integer)
+RETURNS TABLE (kind text, id text, permits integer, token bigint, ms bigint, total integer, holders bigint,
+    held bigint, waiting bigint)
+LANGUAGE sql STABLE AS $$
+    WITH now_ts AS (SELECT clock_timestamp() AS t),
+    live AS (
+        SELECT q.* FROM ${schema}.${prefix}requests q, now_ts WHERE q.semaphore = p_name AND q.deadline > now_ts.t
+    ),
+    counts AS (
+        SELECT count(*) FILTER (WHERE state = 'G') AS holders, coalesce(sum(permits) FILTER (WHERE state = 'G'), 0) AS held,
+            count(*) FILTER (WHERE state = 'Q') AS waiting FROM live
+    )
+    SELECT 'S', p_name, 0, 0::bigint, 0::bigint, x.total, c.holders, c.held, c.waiting
+        FROM ${schema}.${prefix}semaphores x, counts c WHERE x.name = p_name
+    UNION ALL
+    (SELECT 'G', l.id, l.permits, l.token, floor(extract(epoch FROM l.deadline - n.t) * 1000)::bigint, 0, 0, 0, 0
+        FROM live l, now_ts n WHERE l.state = 'G' ORDER BY l.deadline LIMIT p_limit)
+    UNION ALL
+    (SELECT 'Q', l.id, l.permits, 0, floor(extract(epoch FROM n.t - l.since) * 1000)::bigint, 0, 0, 0, 0
+        FROM live l, now_ts n WHERE l.state = 'Q' ORDER BY l.seq LIMIT p_limit)
+$$;
