@@ -9,8 +9,9 @@
 -- again changes nothing (every statement is IF NOT EXISTS or CREATE OR REPLACE), so it may run on every deploy.
 --
 -- Every function is one statement of its caller, so one round trip and one short transaction in autocommit mode;
--- every one that changes a semaphore first locks its row (the only lock taken), so one semaphore's operations run
--- one at a time and different semaphores' never wait on each other. Time is the server's (P1): clock_timestamp(),
+-- every one that changes a semaphore first locks its row, and only then the rows of its requests, so one semaphore's
+-- operations run one at a time, never wait on each other in a cycle, and different semaphores' never wait on each
+-- other. Time is the server's (P1): clock_timestamp(),
 -- read once per call.
 
 -- One row per semaphore (P2), created by the first operation that needs it, deleted by the sweep once idle (P9).
@@ -269,12 +270,14 @@ END $$;
 -- release (P4, P5): ends live lease p_id of p_permits permits and grants what that frees. Answers the last fencing
 -- token granted before the release (the lease was held from its own token to that one), or null if the server has
 -- no such lease (P6: the client reads it). No clock: a lease past its expiry but not yet purged is released as live,
--- which is sound, because any grant that needed its permits would have purged it first.
+-- which is sound, because any grant that needed its permits would have purged it first. The semaphore's row is
+-- locked first, as by every function here (a request's row locked first could wait on a purge that waits on it).
 CREATE OR REPLACE FUNCTION ${schema}.${prefix}release(p_name text, p_id text, p_permits integer) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
 BEGIN
+    PERFORM 1 FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR NO KEY UPDATE;
     DELETE FROM ${schema}.${prefix}requests q
         WHERE q.semaphore = p_name AND q.id = p_id AND q.state = 'G' AND q.permits = p_permits;
     IF NOT FOUND THEN RETURN NULL; END IF;
@@ -294,13 +297,13 @@ LANGUAGE plpgsql AS $$
 DECLARE
     now_ts timestamptz := clock_timestamp();
 BEGIN
+    -- The semaphore's row first (see release); its expiry moves even if the lease turns out to be gone (harmless).
+    UPDATE ${schema}.${prefix}semaphores x
+        SET expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + greatest(x.idle_ms, p_idle_ms)) * interval '1 millisecond')
+        WHERE x.name = p_name;
     UPDATE ${schema}.${prefix}requests q SET deadline = now_ts + p_lease_ms * interval '1 millisecond'
         WHERE q.semaphore = p_name AND q.id = p_id AND q.state = 'G' AND q.permits = p_permits AND q.deadline > now_ts;
-    IF FOUND THEN
-        UPDATE ${schema}.${prefix}semaphores x
-            SET expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + greatest(x.idle_ms, p_idle_ms)) * interval '1 millisecond')
-            WHERE x.name = p_name;
-    ELSE
+    IF NOT FOUND THEN
         PERFORM ${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts);
     END IF;
     SELECT * INTO kind, permits, token, remaining_ms, total, number FROM ${schema}.${prefix}place(p_name, p_id, now_ts);

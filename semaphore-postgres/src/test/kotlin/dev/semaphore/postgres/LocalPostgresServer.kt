@@ -17,8 +17,19 @@ import java.util.concurrent.TimeUnit
  *
  * fsync is off (a crash of the process loses nothing the kernel has; a crash of the machine is not tested), and
  * commits are synchronous, so a `kill -9` and [restart] keep every committed transaction.
+ *
+ * A standby ([startStandby]) is a `pg_basebackup` of its primary that streams the primary's WAL under the name
+ * [standbyName], through a port of the caller's choice (a [TcpRelay] to the primary, to cut the two apart); a
+ * primary started with `synchronous_standby_names` set to that name commits only once the standby has the commit.
+ * [promote] makes a standby a primary.
  */
-class LocalPostgresServer private constructor() : AutoCloseable {
+class LocalPostgresServer private constructor(
+    private val settings: List<String>,
+    private val primary: LocalPostgresServer? = null,
+    val standbyName: String? = null,
+    /** The port a standby streams from: its primary's, or a relay's. */
+    private val primaryPort: Int = 0,
+) : AutoCloseable {
     val dir: File = Files.createTempDirectory("postgres-test").toFile()
     private val data = File(dir, "data")
     val port: Int = freePort()
@@ -41,12 +52,31 @@ class LocalPostgresServer private constructor() : AutoCloseable {
         check(initdb.waitFor(60, TimeUnit.SECONDS) && initdb.exitValue() == 0) { "initdb failed: ${log.readText()}" }
     }
 
+    /** A standby's data directory: a base backup of [primary], with standby.signal (-R). */
+    private fun backUp(primary: LocalPostgresServer) {
+        if (isRoot) {
+            check(ProcessBuilder("chown", "-R", "postgres:", dir.path).start().waitFor() == 0) { "chown of $dir failed" }
+        }
+        val log = File(dir, "basebackup.log")
+        val backup = ProcessBuilder(
+            asServerUser(
+                File(bin, "pg_basebackup").path, "-h", "127.0.0.1", "-p", "${primary.port}", "-U", "postgres",
+                "-D", data.path, "-R", "-X", "stream", "--no-sync", "-c", "fast",
+            ),
+        ).redirectErrorStream(true).redirectOutput(log).start()
+        check(backup.waitFor(60, TimeUnit.SECONDS) && backup.exitValue() == 0) { "pg_basebackup failed: ${log.readText()}" }
+    }
+
     private fun launch() {
+        val replication = primary?.let {
+            listOf("-c", "primary_conninfo=host=127.0.0.1 port=$primaryPort user=postgres application_name=$standbyName")
+        }.orEmpty()
         process = ProcessBuilder(
             asServerUser(
                 File(bin, "postgres").path, "-D", data.path, "-p", "$port", "-k", dir.path,
                 "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=100",
-                "-c", "shared_buffers=32MB", "-c", "log_min_messages=fatal",
+                "-c", "shared_buffers=32MB", "-c", "log_min_messages=fatal", "-c", "wal_receiver_status_interval=1s",
+                *replication.toTypedArray(), *settings.flatMap { listOf("-c", it) }.toTypedArray(),
             ),
         ).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(File(dir, "server.log"))).start()
         val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
@@ -60,6 +90,38 @@ class LocalPostgresServer private constructor() : AutoCloseable {
 
     /** A new connection, autocommit on. */
     fun connect(): Connection = DriverManager.getConnection(url)
+
+    /** The first column of the first row of [sql]'s answer, as text (null if none). */
+    fun query(sql: String): String? = connect().use { c ->
+        c.createStatement().use { st -> st.executeQuery(sql).use { rs -> if (rs.next()) rs.getString(1) else null } }
+    }
+
+    /** Makes this standby a primary, and waits until it is one (it then takes writes). */
+    fun promote() {
+        check(query("SELECT pg_promote(true, 60)") == "t") { "the standby on port $port was not promoted within 60 s" }
+    }
+
+    /** Waits until standby [name] streams from this primary as a synchronous standby ([sync]) or at all. */
+    fun awaitStandby(name: String, sync: Boolean) {
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
+        while (System.nanoTime() < deadline) {
+            val state = query("SELECT sync_state FROM pg_stat_replication WHERE application_name = '$name' AND state = 'streaming'")
+            if (state != null && (!sync || state == "sync")) return
+            Thread.sleep(20)
+        }
+        error("standby $name did not stream from port $port within 30 s")
+    }
+
+    /** Waits until [standby] has replayed everything this primary wrote so far. */
+    fun awaitReplayedBy(standby: LocalPostgresServer) {
+        val lsn = query("SELECT pg_current_wal_lsn()")
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
+        while (System.nanoTime() < deadline) {
+            if (standby.query("SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn") == "t") return
+            Thread.sleep(20)
+        }
+        error("the standby on port ${standby.port} did not replay up to $lsn within 30 s")
+    }
 
     /** Runs [sql] on a connection of its own. */
     fun execute(sql: String) {
@@ -122,10 +184,21 @@ class LocalPostgresServer private constructor() : AutoCloseable {
                 )
         }
 
-        fun start(): LocalPostgresServer = LocalPostgresServer().apply {
+        /** A new server with [settings] ("name=value", passed as -c). */
+        fun start(vararg settings: String): LocalPostgresServer = LocalPostgresServer(settings.toList()).apply {
             init()
             launch()
         }
+
+        /**
+         * A standby of [primary], streaming under [name] through [port] (the primary's, or a [TcpRelay]'s to it): a
+         * base backup, then a server that replays the WAL it receives.
+         */
+        fun startStandby(primary: LocalPostgresServer, name: String, port: Int = primary.port): LocalPostgresServer =
+            LocalPostgresServer(emptyList(), primary, name, port).apply {
+                backUp(primary)
+                launch()
+            }
 
         private fun freePort(): Int = ServerSocket(0, 1, InetAddress.getLoopbackAddress()).use { it.localPort }
     }
