@@ -14,7 +14,7 @@ import java.sql.Types
  * Where a request is, as the server answered (schema.sql, `place`): [kind] 'G' granted ([permits], fencing [token],
  * [remainingMs] of its lease by the server's clock), 'Q' queued (its queue [number]), 'B' busy (a try that did not
  * fit), 'E' failed (too large after a reduction), 'U' unknown (ended, or never known). [total] is the semaphore's
- * total when the server knew it, else -1.
+ * total when the server knew it, else -1. [slot] is the request's row (P10), which every later call about it names.
  */
 internal data class Place(
     val kind: Char,
@@ -23,10 +23,9 @@ internal data class Place(
     val remainingMs: Long = 0,
     val total: Int = -1,
     val number: Long = 0,
+    val slot: Int = 0,
 ) {
     companion object {
-        val UNKNOWN = Place('U')
-
         fun read(rs: ResultSet, from: Int = 1): Place = Place(
             kind = rs.getString(from)[0],
             permits = rs.getInt(from + 1),
@@ -34,9 +33,13 @@ internal data class Place(
             remainingMs = rs.getLong(from + 3),
             total = rs.getInt(from + 4).let { if (rs.wasNull()) -1 else it },
             number = rs.getLong(from + 5),
+            slot = rs.getInt(from + 6),
         )
     }
 }
+
+/** A request as the calls about it name it: its id and its slot (P10). */
+internal data class RequestRef(val id: String, val slot: Int)
 
 /** (available, queued, total) of a semaphore (schema.sql, `state`). */
 internal data class SemaphoreState(val available: Int, val queued: Int, val total: Int)
@@ -56,11 +59,11 @@ internal data class Inspected(
 
 /** The functions of schema.sql, called on a connection the caller owns (autocommit on). */
 internal class PostgresCalls(private val schema: PostgresSchema) {
-    private val acquireSql = "SELECT * FROM ${schema.qualified("acquire")}(?, ?, ?, ?, ?, ?, ?)"
-    private val heartbeatSql = "SELECT * FROM ${schema.qualified("heartbeat")}(?, ?, ?, ?)"
-    private val releaseSql = "SELECT ${schema.qualified("release")}(?, ?, ?)"
-    private val renewSql = "SELECT * FROM ${schema.qualified("renew")}(?, ?, ?, ?, ?)"
-    private val cancelSql = "SELECT * FROM ${schema.qualified("cancel")}(?, ?, ?, ?, ?)"
+    private val acquireSql = "SELECT * FROM ${schema.qualified("acquire")}(?, ?, ?, ?, ?, ?, ?, ?)"
+    private val heartbeatSql = "SELECT * FROM ${schema.qualified("heartbeat")}(?, ?, ?, ?, ?)"
+    private val releaseSql = "SELECT ${schema.qualified("release")}(?, ?, ?, ?)"
+    private val renewSql = "SELECT * FROM ${schema.qualified("renew")}(?, ?, ?, ?, ?, ?)"
+    private val cancelSql = "SELECT * FROM ${schema.qualified("cancel")}(?, ?, ?, ?, ?, ?)"
     private val resizeSql = "SELECT ${schema.qualified("resize")}(?, ?, ?, ?, ?, ?)"
     private val stateSql = "SELECT * FROM ${schema.qualified("state")}(?, ?, ?)"
     private val deleteSql = "SELECT ${schema.qualified("delete")}(?)"
@@ -70,22 +73,26 @@ internal class PostgresCalls(private val schema: PostgresSchema) {
     /**
      * Asks for [permits] permits of [name] (created with [total] if the server has none) for request [id]: a lease of
      * [leaseMs] if granted; if not, a place in line with a heartbeat deadline [ttlMs] from now, or, for a try
-     * ([ttlMs] null), 'B'.
+     * ([ttlMs] null), 'B'. [retry]: this request may have reached the server already (P6); the server looks for it.
      * @throws IllegalArgumentException if [permits] is more than the server's total (nothing queued).
      */
-    fun acquire(c: Connection, name: String, total: Int, idleMs: Long, id: String, permits: Int, leaseMs: Long, ttlMs: Long?): Place =
-        call(c, acquireSql) { st ->
-            st.setString(1, name); st.setInt(2, total); st.setLong(3, idleMs); st.setString(4, id)
-            st.setInt(5, permits); st.setLong(6, leaseMs)
-            if (ttlMs == null) st.setNull(7, Types.BIGINT) else st.setLong(7, ttlMs)
-            st.executeQuery().use { rs -> rs.next(); Place.read(rs) }
-        }
+    fun acquire(
+        c: Connection, name: String, total: Int, idleMs: Long, id: String, permits: Int, leaseMs: Long, ttlMs: Long?,
+        retry: Boolean = false,
+    ): Place = call(c, acquireSql) { st ->
+        st.setString(1, name); st.setInt(2, total); st.setLong(3, idleMs); st.setString(4, id)
+        st.setInt(5, permits); st.setLong(6, leaseMs)
+        if (ttlMs == null) st.setNull(7, Types.BIGINT) else st.setLong(7, ttlMs)
+        st.setBoolean(8, retry)
+        st.executeQuery().use { rs -> rs.next(); Place.read(rs) }
+    }
 
-    /** Keeps [ids] (queued requests of [name]) in line [ttlMs] longer and answers where each is, in order. */
-    fun heartbeat(c: Connection, name: String, idleMs: Long, ttlMs: Long, ids: List<String>): Map<String, Place> =
+    /** Keeps [requests] (queued requests of [name]) in line [ttlMs] longer and answers where each is, by id. */
+    fun heartbeat(c: Connection, name: String, idleMs: Long, ttlMs: Long, requests: List<RequestRef>): Map<String, Place> =
         call(c, heartbeatSql) { st ->
             st.setString(1, name); st.setLong(2, idleMs); st.setLong(3, ttlMs)
-            st.setArray(4, c.createArrayOf("text", ids.toTypedArray()))
+            st.setArray(4, c.createArrayOf("text", requests.map { it.id }.toTypedArray()))
+            st.setArray(5, c.createArrayOf("integer", requests.map { it.slot }.toTypedArray()))
             st.executeQuery().use { rs ->
                 val places = LinkedHashMap<String, Place>()
                 while (rs.next()) places[rs.getString(1)] = Place.read(rs, 2)
@@ -93,26 +100,28 @@ internal class PostgresCalls(private val schema: PostgresSchema) {
             }
         }
 
-    /** Ends lease [id]: the last fencing token granted before the release, or null if the server has no such lease. */
-    fun release(c: Connection, name: String, id: String, permits: Int): Long? = call(c, releaseSql) { st ->
-        st.setString(1, name); st.setString(2, id); st.setInt(3, permits)
+    /** Ends lease [lease]: the last fencing token granted before the release, or null if the server has no such lease. */
+    fun release(c: Connection, name: String, lease: RequestRef, permits: Int): Long? = call(c, releaseSql) { st ->
+        st.setString(1, name); st.setString(2, lease.id); st.setInt(3, lease.slot); st.setInt(4, permits)
         st.executeQuery().use { rs -> rs.next(); rs.getLong(1).takeUnless { rs.wasNull() } }
     }
 
-    /** Extends live lease [id] by [leaseMs] from now: 'G' with its new time, or 'U' if it had ended. */
-    fun renew(c: Connection, name: String, idleMs: Long, id: String, permits: Int, leaseMs: Long): Place =
+    /** Extends live lease [lease] by [leaseMs] from now: 'G' with its new time, or 'U' if it had ended. */
+    fun renew(c: Connection, name: String, idleMs: Long, lease: RequestRef, permits: Int, leaseMs: Long): Place =
         call(c, renewSql) { st ->
-            st.setString(1, name); st.setLong(2, idleMs); st.setString(3, id); st.setInt(4, permits); st.setLong(5, leaseMs)
+            st.setString(1, name); st.setLong(2, idleMs); st.setString(3, lease.id); st.setInt(4, lease.slot)
+            st.setInt(5, permits); st.setLong(6, leaseMs)
             st.executeQuery().use { rs -> rs.next(); Place.read(rs) }
         }
 
     /**
-     * Withdraws request [id]: 'U' once it left the line or its grant was handed back ([handBack]); a grant that won
-     * the race is answered ('G') when not [handBack].
+     * Withdraws [request]: 'U' once it left the line or its grant was handed back ([handBack]); a grant that won the
+     * race is answered ('G') when not [handBack].
      */
-    fun cancel(c: Connection, name: String, idleMs: Long, id: String, permits: Int, handBack: Boolean): Place =
+    fun cancel(c: Connection, name: String, idleMs: Long, request: RequestRef, permits: Int, handBack: Boolean): Place =
         call(c, cancelSql) { st ->
-            st.setString(1, name); st.setLong(2, idleMs); st.setString(3, id); st.setInt(4, permits); st.setBoolean(5, handBack)
+            st.setString(1, name); st.setLong(2, idleMs); st.setString(3, request.id); st.setInt(4, request.slot)
+            st.setInt(5, permits); st.setBoolean(6, handBack)
             st.executeQuery().use { rs -> rs.next(); Place.read(rs) }
         }
 

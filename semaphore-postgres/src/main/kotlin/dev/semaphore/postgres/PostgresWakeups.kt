@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit
 
 /**
  * Listens on the channel of client [clientId] and tells [onMessage] each notification: (semaphore, request id, the
- * rest: "permits:token:remainingMs" for a grant, "E:toolarge:total" for a failure). When the connection is lost it
+ * rest: "slot:permits:token:remainingMs" for a grant, "slot:E:toolarge:total" for a failure). When the connection is lost it
  * connects again (after [retryMs]) and calls [onReconnect] once listening again: messages sent meanwhile are lost,
  * and the waiters must ask the server (their heartbeats do so anyway, which bounds the delay of a lost message by one
  * heartbeat interval). Runs on one daemon thread until [close].

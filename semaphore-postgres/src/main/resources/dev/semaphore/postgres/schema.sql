@@ -4,19 +4,22 @@
 --
 -- Two placeholders, in the syntax Flyway and Liquibase substitute: ${schema} (an existing schema) and ${prefix}
 -- (prepended to every table, index, function, sequence and notification channel name: a lowercase letter, then up to
--- 19 lowercase letters, digits or underscores; the client's default is "dsem_"). The client runs this
--- file itself on first use, with both replaced, unless told not to; a migration tool can run it instead. Running it
--- again changes nothing (every statement is IF NOT EXISTS or CREATE OR REPLACE), so it may run on every deploy.
+-- 19 lowercase letters, digits or underscores; the client's default is "dsem_"). The client runs this file itself
+-- on first use, with both replaced, unless told not to; a migration tool can run it instead. Running it again changes
+-- nothing (every statement is IF NOT EXISTS or CREATE OR REPLACE), so it may run on every deploy.
 --
 -- Every function is one statement of its caller, so one round trip and one short transaction in autocommit mode;
 -- every one that changes a semaphore first locks its row, and only then the rows of its requests, so one semaphore's
 -- operations run one at a time, never wait on each other in a cycle, and different semaphores' never wait on each
--- other. Time is the server's (P1): clock_timestamp(),
--- read once per call.
+-- other. Time is the server's (P1): clock_timestamp(), read once per call.
+--
+-- Flat tables by construction (P10): no row is inserted or deleted per acquisition. A semaphore's requests live in
+-- slots, rows that are updated in place and reused (a free list threads its free slots, so finding one is one
+-- lookup by key); no index covers a column that an acquisition changes, so every update is a HOT update, whose old
+-- version PostgreSQL removes when it next reads the page, without waiting for a vacuum. A semaphore has as many
+-- slots as it ever had requests at once (holders, queued and failed), until it is deleted or swept.
 
 -- One row per semaphore (P2), created by the first operation that needs it, deleted by the sweep once idle (P9).
--- Updated by every grant and release: fillfactor leaves room on its page for the new version (a HOT update: no index
--- entry written).
 CREATE TABLE IF NOT EXISTS ${schema}.${prefix}semaphores (
     name        text PRIMARY KEY,
     total       integer NOT NULL,            -- the permits that exist, held or free (P2)
@@ -24,27 +27,30 @@ CREATE TABLE IF NOT EXISTS ${schema}.${prefix}semaphores (
     queued      integer NOT NULL,            -- requests in line (state 'Q')
     seq         bigint NOT NULL,             -- the last queue number given (P3)
     last_token  bigint NOT NULL,             -- the last fencing token granted (P4)
+    slots       integer NOT NULL,            -- its slots in requests: 1..slots (P10)
+    free_head   integer NOT NULL,            -- the first of its free slots, each naming the next (P10); 0: none
     idle_ms     bigint NOT NULL,             -- the longest idle time of its users (P9)
     expires_at  timestamptz NOT NULL,        -- the sweep may delete it after this, if nobody holds or waits (P9)
     resized     text[] NOT NULL DEFAULT '{}' -- the ids of the last 16 resizes (P6)
 ) WITH (fillfactor = 50);
 
--- One row per queued request ('Q'), live lease ('G') or request failed by a reduction ('E', P3), and none for
--- anything that ended (P5, P6).
+-- One row per slot of a semaphore (P10): free ('F'), or a queued request ('Q'), a live lease ('G') or a request
+-- failed by a reduction ('E', P3). A request is found by its slot, which the client keeps, and its id, which the
+-- slot must still hold.
 CREATE TABLE IF NOT EXISTS ${schema}.${prefix}requests (
     semaphore  text NOT NULL,
-    id         text NOT NULL,                -- the client's request id, "clientId-n[/name]"
-    state      "char" NOT NULL,              -- 'Q' queued, 'G' granted (a lease), 'E' failed: too large (P3)
+    slot       integer NOT NULL,
+    state      "char" NOT NULL,              -- 'F' free, 'Q' queued, 'G' granted (a lease), 'E' failed: too large (P3)
+    id         text NOT NULL,                -- the client's request id, "clientId-n[/name]"; '' when free
     permits    integer NOT NULL,
     lease_ms   bigint NOT NULL,
     seq        bigint NOT NULL,              -- its queue number (0: granted at once)
     token      bigint NOT NULL,              -- its fencing token once granted (P4), else 0
     since      timestamptz NOT NULL,         -- when it joined the line ('Q', 'E') or was granted ('G')
     deadline   timestamptz NOT NULL,         -- 'Q', 'E': its heartbeat deadline (P5); 'G': the lease's expiry (P4)
-    PRIMARY KEY (semaphore, id)
-) WITH (fillfactor = 70);
-CREATE INDEX IF NOT EXISTS ${prefix}requests_line ON ${schema}.${prefix}requests (semaphore, seq) WHERE state = 'Q';
-CREATE INDEX IF NOT EXISTS ${prefix}requests_due ON ${schema}.${prefix}requests (semaphore, deadline);
+    next_free  integer NOT NULL,             -- 'F': the next free slot of its semaphore, 0 if none (P10)
+    PRIMARY KEY (semaphore, slot)
+) WITH (fillfactor = 50);
 
 -- Fencing tokens (P4): one sequence for every semaphore, so a token is above every earlier one of its semaphore,
 -- also after the semaphore was deleted and created again, after a restart and after a failover to a synchronous
@@ -56,12 +62,52 @@ CREATE OR REPLACE FUNCTION ${schema}.${prefix}schema_version() RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$ SELECT 1 $$;
 
 -- P7: tells the client of request p_id (its channel is named by the client id, the part of the id before '-') about
--- it: "semaphore<TAB>id:permits:token:remainingMs" for a grant, "semaphore<TAB>id:E:toolarge:total" for a failure.
--- Delivered when the transaction commits.
-CREATE OR REPLACE FUNCTION ${schema}.${prefix}wake(p_semaphore text, p_id text, p_message text) RETURNS void
+-- it: "semaphore<TAB>id:slot:permits:token:remainingMs" for a grant, "semaphore<TAB>id:slot:E:toolarge:total" for a
+-- failure. Delivered when the transaction commits.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}wake(p_semaphore text, p_id text, p_slot integer, p_message text) RETURNS void
 LANGUAGE sql AS $$
-    SELECT pg_notify('${prefix}wake_' || split_part(p_id, '-', 1), p_semaphore || chr(9) || p_id || ':' || p_message)
+    SELECT pg_notify('${prefix}wake_' || split_part(p_id, '-', 1), p_semaphore || chr(9) || p_id || ':' || p_slot || ':' || p_message)
 $$;
+
+-- P10, on a locked semaphore whose free list starts at p_head and which has p_slots slots: puts a request in the
+-- first free slot, or in a new one at the end if none is free. Answers the slot, and the semaphore's free_head and
+-- slots after it, which the caller writes back with its own update of the semaphore's row.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}take(p_name text, p_head integer, p_slots integer, p_state "char",
+    p_id text, p_permits integer, p_lease_ms bigint, p_seq bigint, p_token bigint, p_since timestamptz,
+    p_deadline timestamptz, OUT slot integer, OUT head integer, OUT slots integer)
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_head > 0 THEN
+        UPDATE ${schema}.${prefix}requests q
+            SET state = p_state, id = p_id, permits = p_permits, lease_ms = p_lease_ms, seq = p_seq, token = p_token,
+                since = p_since, deadline = p_deadline
+            WHERE q.semaphore = p_name AND q.slot = p_head AND q.state = 'F'
+            RETURNING q.slot, q.next_free INTO slot, head;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'the free list of semaphore % names slot %, which is not free', p_name, p_head;
+        END IF;
+        slots := p_slots;
+    ELSE
+        slot := p_slots + 1;
+        INSERT INTO ${schema}.${prefix}requests
+            VALUES (p_name, slot, p_state, p_id, p_permits, p_lease_ms, p_seq, p_token, p_since, p_deadline, 0);
+        head := 0;
+        slots := slot;
+    END IF;
+END $$;
+
+-- P10, on a locked semaphore: frees a slot (its request ended: released, expired, dropped, withdrawn) and puts it
+-- first in the free list.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}vacate(p_name text, p_slot integer) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    head integer;
+BEGIN
+    SELECT x.free_head INTO head FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name;
+    UPDATE ${schema}.${prefix}requests q SET state = 'F', id = '', next_free = head
+        WHERE q.semaphore = p_name AND q.slot = p_slot;
+    UPDATE ${schema}.${prefix}semaphores x SET free_head = p_slot WHERE x.name = p_name;
+END $$;
 
 -- P3, on a locked row: grants whole from the head of the line while the head fits; a head larger than the total
 -- fails ('E', kept until its heartbeat deadline, so every ask hears why); a head past its heartbeat deadline leaves
@@ -71,66 +117,62 @@ LANGUAGE plpgsql AS $$
 DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
     h ${schema}.${prefix}requests%ROWTYPE;
-    budget integer := 100;
     tok bigint;
     changed boolean := false;
 BEGIN
-    SELECT * INTO s FROM ${schema}.${prefix}semaphores WHERE name = p_name;
-    WHILE s.queued > 0 AND budget > 0 LOOP
-        budget := budget - 1;
-        SELECT * INTO h FROM ${schema}.${prefix}requests
-            WHERE semaphore = p_name AND state = 'Q' ORDER BY seq LIMIT 1;
-        EXIT WHEN NOT FOUND;
+    SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name;
+    IF s.queued <= 0 THEN RETURN; END IF;
+    FOR h IN SELECT * FROM ${schema}.${prefix}requests q
+        WHERE q.semaphore = p_name AND q.state = 'Q' ORDER BY q.seq LIMIT 100
+    LOOP
         IF h.deadline <= p_now THEN
-            DELETE FROM ${schema}.${prefix}requests WHERE semaphore = p_name AND id = h.id;
+            PERFORM ${schema}.${prefix}vacate(p_name, h.slot);
         ELSIF h.permits > s.total THEN
-            UPDATE ${schema}.${prefix}requests SET state = 'E' WHERE semaphore = p_name AND id = h.id;
-            PERFORM ${schema}.${prefix}wake(p_name, h.id, 'E:toolarge:' || s.total);
+            UPDATE ${schema}.${prefix}requests q SET state = 'E' WHERE q.semaphore = p_name AND q.slot = h.slot;
+            PERFORM ${schema}.${prefix}wake(p_name, h.id, h.slot, 'E:toolarge:' || s.total);
         ELSIF s.free < h.permits THEN
             EXIT;
         ELSE
             tok := nextval('${schema}.${prefix}fencing_tokens');
-            UPDATE ${schema}.${prefix}requests
+            UPDATE ${schema}.${prefix}requests q
                 SET state = 'G', token = tok, since = p_now, deadline = p_now + h.lease_ms * interval '1 millisecond'
-                WHERE semaphore = p_name AND id = h.id;
+                WHERE q.semaphore = p_name AND q.slot = h.slot;
             s.free := s.free - h.permits;
             s.last_token := tok;
             s.expires_at := greatest(s.expires_at, p_now + (h.lease_ms + s.idle_ms) * interval '1 millisecond');
-            PERFORM ${schema}.${prefix}wake(p_name, h.id, h.permits || ':' || tok || ':' || h.lease_ms);
+            PERFORM ${schema}.${prefix}wake(p_name, h.id, h.slot, h.permits || ':' || tok || ':' || h.lease_ms);
         END IF;
         s.queued := s.queued - 1;
         changed := true;
     END LOOP;
     IF changed THEN
-        UPDATE ${schema}.${prefix}semaphores
+        UPDATE ${schema}.${prefix}semaphores x
             SET free = s.free, queued = s.queued, last_token = s.last_token, expires_at = s.expires_at
-            WHERE name = p_name;
+            WHERE x.name = p_name;
     END IF;
 END $$;
 
 -- P5, on a locked row: ends the leases past their expiry and drops the requests past their heartbeat deadline (at
--- most 100 per call, soonest first), then grants what that freed (P3). The server keeps nothing of what ended (P6).
+-- most 100 per call), then grants what that freed (P3). The server keeps nothing of what ended (P6).
 CREATE OR REPLACE FUNCTION ${schema}.${prefix}purge(p_name text, p_now timestamptz) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-    freed bigint;
-    unqueued bigint;
+    r record;
+    freed bigint := 0;
+    unqueued bigint := 0;
 BEGIN
-    WITH due AS (
-        SELECT id FROM ${schema}.${prefix}requests
-        WHERE semaphore = p_name AND deadline <= p_now ORDER BY deadline LIMIT 100
-    ), ended AS (
-        DELETE FROM ${schema}.${prefix}requests r USING due
-        WHERE r.semaphore = p_name AND r.id = due.id
-        RETURNING r.state, r.permits
-    )
-    SELECT coalesce(sum(permits) FILTER (WHERE state = 'G'), 0), count(*) FILTER (WHERE state = 'Q')
-        INTO freed, unqueued FROM ended;
+    FOR r IN SELECT q.slot, q.state, q.permits FROM ${schema}.${prefix}requests q
+        WHERE q.semaphore = p_name AND q.state <> 'F' AND q.deadline <= p_now LIMIT 100
+    LOOP
+        PERFORM ${schema}.${prefix}vacate(p_name, r.slot);
+        IF r.state = 'G' THEN freed := freed + r.permits; END IF;
+        IF r.state = 'Q' THEN unqueued := unqueued + 1; END IF;
+    END LOOP;
     IF freed > 0 OR unqueued > 0 THEN
-        UPDATE ${schema}.${prefix}semaphores SET free = free + freed, queued = queued - unqueued WHERE name = p_name;
+        UPDATE ${schema}.${prefix}semaphores x SET free = x.free + freed, queued = x.queued - unqueued WHERE x.name = p_name;
     END IF;
     PERFORM ${schema}.${prefix}grant(p_name, p_now)
-        FROM ${schema}.${prefix}semaphores WHERE name = p_name AND queued > 0 AND free > 0;
+        FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name AND x.queued > 0 AND x.free > 0;
 END $$;
 
 -- Locks semaphore p_name's row, creating it with p_total permits if the server has none (P2; a null p_total does not
@@ -142,34 +184,36 @@ LANGUAGE plpgsql AS $$
 DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
 BEGIN
-    SELECT * INTO s FROM ${schema}.${prefix}semaphores WHERE name = p_name FOR UPDATE;
+    SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR UPDATE;
     IF NOT FOUND THEN
         IF p_total IS NULL THEN RETURN s; END IF;
-        INSERT INTO ${schema}.${prefix}semaphores (name, total, free, queued, seq, last_token, idle_ms, expires_at)
-            VALUES (p_name, p_total, p_total, 0, 0, 0, p_idle_ms, p_now + p_idle_ms * interval '1 millisecond')
+        INSERT INTO ${schema}.${prefix}semaphores (name, total, free, queued, seq, last_token, slots, free_head, idle_ms, expires_at)
+            VALUES (p_name, p_total, p_total, 0, 0, 0, 0, 0, p_idle_ms, p_now + p_idle_ms * interval '1 millisecond')
             ON CONFLICT (name) DO NOTHING;
-        SELECT * INTO s FROM ${schema}.${prefix}semaphores WHERE name = p_name FOR UPDATE;
+        SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR UPDATE;
     END IF;
     IF s.idle_ms < p_idle_ms THEN
-        UPDATE ${schema}.${prefix}semaphores SET idle_ms = p_idle_ms WHERE name = p_name;
+        UPDATE ${schema}.${prefix}semaphores x SET idle_ms = p_idle_ms WHERE x.name = p_name;
     END IF;
     PERFORM ${schema}.${prefix}purge(p_name, p_now);
-    SELECT * INTO s FROM ${schema}.${prefix}semaphores WHERE name = p_name;
+    SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name;
     RETURN s;
 END $$;
 
--- Where request p_id is (the answers of docs/postgres-protocol.md): 'G' granted (permits, token, the lease's time
--- left by the server's clock, total), 'Q' queued (its number), 'E' failed (reason in kind's place: see the client),
--- 'U' unknown (ended, or never known).
-CREATE OR REPLACE FUNCTION ${schema}.${prefix}place(p_name text, p_id text, p_now timestamptz,
-    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint)
+-- Where request p_id in slot p_slot is (the answers of docs/postgres-protocol.md): 'G' granted (permits, token, the
+-- lease's time left by the server's clock), 'Q' queued (its number), 'E' failed, 'U' unknown (ended, or never
+-- known). Also the semaphore's total (null if the server has none) and the slot.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}place(p_name text, p_id text, p_slot integer, p_now timestamptz,
+    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint,
+    OUT slot integer)
 LANGUAGE plpgsql AS $$
 DECLARE
     r ${schema}.${prefix}requests%ROWTYPE;
 BEGIN
     SELECT s.total INTO total FROM ${schema}.${prefix}semaphores s WHERE s.name = p_name;
-    SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
-    IF NOT FOUND OR r.deadline <= p_now THEN
+    SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.slot = p_slot AND q.id = p_id;
+    slot := p_slot;
+    IF NOT FOUND OR r.state = 'F' OR r.deadline <= p_now THEN
         kind := 'U';
     ELSIF r.state = 'G' THEN
         kind := 'G'; permits := r.permits; token := r.token;
@@ -182,117 +226,127 @@ BEGIN
 END $$;
 
 -- acquire (P3, P4): p_ttl_ms is the heartbeat deadline's distance for a request that joins the line, or null for a
--- try (only now: 'B' if it does not fit). Answers a place; raises 22023 "PERMITS ..." for more than the total.
--- Fast path: the semaphore exists, nobody is queued, the request fits and its id is new (else it is a repeat, P6,
--- answered by the slow path): one UPDATE (which locks the row) and one INSERT, no purge (a request that fits needs none of the permits of leases past their expiry, P5).
+-- try (only now: 'B' if it does not fit). p_retry: the client sends this request again, not knowing whether the
+-- first sending arrived (P6): the server looks for the id first. Answers a place; raises 22023 "PERMITS ..." for
+-- more than the total.
+-- Fast path: the semaphore exists, nobody is queued, the request fits and it is not a retry: its row locked, its
+-- first free slot filled, its row updated; no purge (a request that fits needs none of the permits of leases past
+-- their expiry, P5).
 CREATE OR REPLACE FUNCTION ${schema}.${prefix}acquire(p_name text, p_total integer, p_idle_ms bigint, p_id text,
-    p_permits integer, p_lease_ms bigint, p_ttl_ms bigint,
-    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint)
+    p_permits integer, p_lease_ms bigint, p_ttl_ms bigint, p_retry boolean,
+    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint,
+    OUT slot integer)
 LANGUAGE plpgsql AS $$
 DECLARE
     now_ts timestamptz := clock_timestamp();
-    tok bigint := nextval('${schema}.${prefix}fencing_tokens');
+    tok bigint;
     s ${schema}.${prefix}semaphores%ROWTYPE;
+    t record;
 BEGIN
-    UPDATE ${schema}.${prefix}semaphores x
-        SET free = x.free - p_permits, last_token = tok,
-            expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + x.idle_ms) * interval '1 millisecond')
-        WHERE x.name = p_name AND x.queued = 0 AND x.free >= p_permits AND x.idle_ms >= p_idle_ms
-            AND NOT EXISTS (SELECT 1 FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id)
-        RETURNING x.total INTO total;
-    IF FOUND THEN
-        INSERT INTO ${schema}.${prefix}requests VALUES
-            (p_name, p_id, 'G', p_permits, p_lease_ms, 0, tok, now_ts, now_ts + p_lease_ms * interval '1 millisecond');
-        kind := 'G'; permits := p_permits; token := tok; remaining_ms := p_lease_ms;
-        RETURN;
+    SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR NO KEY UPDATE;
+    IF NOT FOUND OR p_retry OR s.queued <> 0 OR s.free < p_permits OR s.idle_ms < p_idle_ms THEN
+        s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, now_ts);
+        IF p_retry THEN
+            SELECT q.slot INTO slot FROM ${schema}.${prefix}requests q
+                WHERE q.semaphore = p_name AND q.id = p_id AND q.state <> 'F';
+            IF FOUND THEN
+                SELECT * INTO kind, permits, token, remaining_ms, total, number, slot
+                    FROM ${schema}.${prefix}place(p_name, p_id, slot, now_ts);
+                RETURN;
+            END IF;
+        END IF;
+        IF p_permits > s.total THEN
+            RAISE EXCEPTION 'PERMITS a request for % permits can never be granted: the total is %', p_permits, s.total
+                USING ERRCODE = '22023';
+        END IF;
     END IF;
-    s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, now_ts);
     total := s.total;
-    IF EXISTS (SELECT 1 FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id) THEN
-        SELECT * INTO kind, permits, token, remaining_ms, total, number
-            FROM ${schema}.${prefix}place(p_name, p_id, now_ts);
-        RETURN;
-    END IF;
-    IF p_permits > s.total THEN
-        RAISE EXCEPTION 'PERMITS a request for % permits can never be granted: the total is %', p_permits, s.total
-            USING ERRCODE = '22023';
-    END IF;
     IF s.queued = 0 AND s.free >= p_permits THEN
+        tok := nextval('${schema}.${prefix}fencing_tokens');
+        t := ${schema}.${prefix}take(p_name, s.free_head, s.slots, 'G', p_id, p_permits, p_lease_ms, 0, tok, now_ts,
+            now_ts + p_lease_ms * interval '1 millisecond');
         UPDATE ${schema}.${prefix}semaphores x
-            SET free = x.free - p_permits, last_token = tok,
+            SET free = x.free - p_permits, last_token = tok, free_head = t.head, slots = t.slots,
                 expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + x.idle_ms) * interval '1 millisecond')
             WHERE x.name = p_name;
-        INSERT INTO ${schema}.${prefix}requests VALUES
-            (p_name, p_id, 'G', p_permits, p_lease_ms, 0, tok, now_ts, now_ts + p_lease_ms * interval '1 millisecond');
-        kind := 'G'; permits := p_permits; token := tok; remaining_ms := p_lease_ms;
+        kind := 'G'; permits := p_permits; token := tok; remaining_ms := p_lease_ms; slot := t.slot;
         RETURN;
     END IF;
     IF p_ttl_ms IS NULL THEN
         kind := 'B';
         RETURN;
     END IF;
+    number := s.seq + 1;
+    t := ${schema}.${prefix}take(p_name, s.free_head, s.slots, 'Q', p_id, p_permits, p_lease_ms, number, 0, now_ts,
+        now_ts + p_ttl_ms * interval '1 millisecond');
     UPDATE ${schema}.${prefix}semaphores x
-        SET seq = x.seq + 1, queued = x.queued + 1,
+        SET seq = number, queued = x.queued + 1, free_head = t.head, slots = t.slots,
             expires_at = greatest(x.expires_at, now_ts + (p_ttl_ms + x.idle_ms) * interval '1 millisecond')
-        WHERE x.name = p_name
-        RETURNING x.seq INTO number;
-    INSERT INTO ${schema}.${prefix}requests VALUES
-        (p_name, p_id, 'Q', p_permits, p_lease_ms, number, 0, now_ts, now_ts + p_ttl_ms * interval '1 millisecond');
-    kind := 'Q';
+        WHERE x.name = p_name;
+    kind := 'Q'; slot := t.slot;
 END $$;
 
--- heartbeat (P5, P7): extends the heartbeat deadline of p_ids still queued by p_ttl_ms from now, and answers where
--- each is, in order (the safety net under the notifications). A semaphore the server does not have answers 'U' for
--- each, and is not created.
-CREATE OR REPLACE FUNCTION ${schema}.${prefix}heartbeat(p_name text, p_idle_ms bigint, p_ttl_ms bigint, p_ids text[])
-RETURNS TABLE (id text, kind text, permits integer, token bigint, remaining_ms bigint, total integer, number bigint)
+-- heartbeat (P5, P7): extends the heartbeat deadline of the requests p_ids (in slots p_slots) still queued by
+-- p_ttl_ms from now, and answers where each is, in order (the safety net under the notifications). A semaphore the
+-- server does not have answers 'U' for each, and is not created.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}heartbeat(p_name text, p_idle_ms bigint, p_ttl_ms bigint, p_ids text[],
+    p_slots integer[])
+RETURNS TABLE (id text, kind text, permits integer, token bigint, remaining_ms bigint, total integer, number bigint,
+    slot integer)
 LANGUAGE plpgsql AS $$
 DECLARE
     now_ts timestamptz := clock_timestamp();
     s ${schema}.${prefix}semaphores%ROWTYPE;
-    one text;
+    i integer;
 BEGIN
     s := ${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts);
     IF s.name IS NOT NULL THEN
         UPDATE ${schema}.${prefix}requests q SET deadline = now_ts + p_ttl_ms * interval '1 millisecond'
-            WHERE q.semaphore = p_name AND q.id = ANY (p_ids) AND q.state = 'Q';
+            FROM unnest(p_ids, p_slots) AS u(uid, uslot)
+            WHERE q.semaphore = p_name AND q.slot = u.uslot AND q.id = u.uid AND q.state = 'Q';
         UPDATE ${schema}.${prefix}semaphores x
             SET expires_at = greatest(x.expires_at, now_ts + (p_ttl_ms + x.idle_ms) * interval '1 millisecond')
             WHERE x.name = p_name;
     END IF;
-    FOREACH one IN ARRAY p_ids LOOP
-        id := one;
-        SELECT * INTO kind, permits, token, remaining_ms, total, number FROM ${schema}.${prefix}place(p_name, one, now_ts);
+    FOR i IN 1 .. coalesce(cardinality(p_ids), 0) LOOP
+        id := p_ids[i];
+        SELECT * INTO kind, permits, token, remaining_ms, total, number, slot
+            FROM ${schema}.${prefix}place(p_name, p_ids[i], p_slots[i], now_ts);
         RETURN NEXT;
     END LOOP;
 END $$;
 
--- release (P4, P5): ends live lease p_id of p_permits permits and grants what that frees. Answers the last fencing
--- token granted before the release (the lease was held from its own token to that one), or null if the server has
--- no such lease (P6: the client reads it). No clock: a lease past its expiry but not yet purged is released as live,
--- which is sound, because any grant that needed its permits would have purged it first. The semaphore's row is
--- locked first, as by every function here (a request's row locked first could wait on a purge that waits on it).
-CREATE OR REPLACE FUNCTION ${schema}.${prefix}release(p_name text, p_id text, p_permits integer) RETURNS bigint
+-- release (P4, P5): ends live lease p_id (in slot p_slot) of p_permits permits and grants what that frees. Answers
+-- the last fencing token granted before the release (the lease was held from its own token to that one), or null if
+-- the server has no such lease (P6: the client reads it). No clock: a lease past its expiry but not yet purged is
+-- released as live, which is sound, because any grant that needed its permits would have purged it first. The
+-- semaphore's row is locked first, as by every function here (a request's row locked first could wait on a purge
+-- that waits on it).
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}release(p_name text, p_id text, p_slot integer, p_permits integer)
+RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
 BEGIN
-    PERFORM 1 FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR NO KEY UPDATE;
-    DELETE FROM ${schema}.${prefix}requests q
-        WHERE q.semaphore = p_name AND q.id = p_id AND q.state = 'G' AND q.permits = p_permits;
+    SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR NO KEY UPDATE;
     IF NOT FOUND THEN RETURN NULL; END IF;
-    UPDATE ${schema}.${prefix}semaphores x SET free = x.free + p_permits WHERE x.name = p_name RETURNING * INTO s;
+    UPDATE ${schema}.${prefix}requests q SET state = 'F', id = '', next_free = s.free_head
+        WHERE q.semaphore = p_name AND q.slot = p_slot AND q.id = p_id AND q.state = 'G' AND q.permits = p_permits;
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    UPDATE ${schema}.${prefix}semaphores x SET free = x.free + p_permits, free_head = p_slot WHERE x.name = p_name
+        RETURNING * INTO s;
     IF s.queued > 0 THEN
         PERFORM ${schema}.${prefix}purge(p_name, clock_timestamp());
     END IF;
     RETURN s.last_token;
 END $$;
 
--- renew (P4): extends live lease p_id by p_lease_ms from now; 'U' if it ended (a lease past its expiry is purged
--- first, P5, and so is never extended).
-CREATE OR REPLACE FUNCTION ${schema}.${prefix}renew(p_name text, p_idle_ms bigint, p_id text, p_permits integer,
-    p_lease_ms bigint,
-    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint)
+-- renew (P4): extends live lease p_id (in slot p_slot) by p_lease_ms from now; 'U' if it ended (a lease past its
+-- expiry is purged first, P5, and so is never extended).
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}renew(p_name text, p_idle_ms bigint, p_id text, p_slot integer,
+    p_permits integer, p_lease_ms bigint,
+    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint,
+    OUT slot integer)
 LANGUAGE plpgsql AS $$
 DECLARE
     now_ts timestamptz := clock_timestamp();
@@ -302,42 +356,47 @@ BEGIN
         SET expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + greatest(x.idle_ms, p_idle_ms)) * interval '1 millisecond')
         WHERE x.name = p_name;
     UPDATE ${schema}.${prefix}requests q SET deadline = now_ts + p_lease_ms * interval '1 millisecond'
-        WHERE q.semaphore = p_name AND q.id = p_id AND q.state = 'G' AND q.permits = p_permits AND q.deadline > now_ts;
+        WHERE q.semaphore = p_name AND q.slot = p_slot AND q.id = p_id AND q.state = 'G' AND q.permits = p_permits
+            AND q.deadline > now_ts;
     IF NOT FOUND THEN
         PERFORM ${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts);
     END IF;
-    SELECT * INTO kind, permits, token, remaining_ms, total, number FROM ${schema}.${prefix}place(p_name, p_id, now_ts);
+    SELECT * INTO kind, permits, token, remaining_ms, total, number, slot
+        FROM ${schema}.${prefix}place(p_name, p_id, p_slot, now_ts);
     IF kind <> 'G' THEN kind := 'U'; END IF;
 END $$;
 
--- cancel (P8): request p_id of p_permits permits leaves the line; if it was granted in the same instant, p_hand_back
--- true (a cancelled caller) ends the lease and grants what that frees, false (a timed-out caller) answers the grant,
--- which its caller takes. Never both, never neither. A request failed by a reduction ('E') is answered once more,
--- and removed.
-CREATE OR REPLACE FUNCTION ${schema}.${prefix}cancel(p_name text, p_idle_ms bigint, p_id text, p_permits integer,
-    p_hand_back boolean,
-    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint)
+-- cancel (P8): request p_id (in slot p_slot) of p_permits permits leaves the line; if it was granted in the same
+-- instant, p_hand_back true (a cancelled caller) ends the lease and grants what that frees, false (a timed-out
+-- caller) answers the grant, which its caller takes. Never both, never neither. A request failed by a reduction
+-- ('E') is answered once more, and removed.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}cancel(p_name text, p_idle_ms bigint, p_id text, p_slot integer,
+    p_permits integer, p_hand_back boolean,
+    OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint,
+    OUT slot integer)
 LANGUAGE plpgsql AS $$
 DECLARE
     now_ts timestamptz := clock_timestamp();
     r ${schema}.${prefix}requests%ROWTYPE;
 BEGIN
     kind := 'U';
+    slot := p_slot;
     IF (${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts)).name IS NULL THEN RETURN; END IF;
-    SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
-    IF NOT FOUND THEN RETURN; END IF;
+    SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.slot = p_slot AND q.id = p_id;
+    IF NOT FOUND OR r.state = 'F' THEN RETURN; END IF;
     IF r.state = 'Q' THEN
-        DELETE FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
+        PERFORM ${schema}.${prefix}vacate(p_name, p_slot);
         UPDATE ${schema}.${prefix}semaphores x SET queued = x.queued - 1 WHERE x.name = p_name;
         PERFORM ${schema}.${prefix}grant(p_name, now_ts); -- those behind may fit now
     ELSIF r.state = 'G' AND p_hand_back THEN
-        DELETE FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
+        PERFORM ${schema}.${prefix}vacate(p_name, p_slot);
         UPDATE ${schema}.${prefix}semaphores x SET free = x.free + r.permits WHERE x.name = p_name;
         PERFORM ${schema}.${prefix}grant(p_name, now_ts);
     ELSE
-        SELECT * INTO kind, permits, token, remaining_ms, total, number FROM ${schema}.${prefix}place(p_name, p_id, now_ts);
+        SELECT * INTO kind, permits, token, remaining_ms, total, number, slot
+            FROM ${schema}.${prefix}place(p_name, p_id, p_slot, now_ts);
         IF r.state = 'E' THEN
-            DELETE FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id;
+            PERFORM ${schema}.${prefix}vacate(p_name, p_slot);
         END IF;
     END IF;
 END $$;
@@ -381,8 +440,8 @@ BEGIN
     available := s.free; queued := s.queued; total := s.total;
 END $$;
 
--- delete (P9): removes the semaphore if, after the purge, nobody holds or waits; raises 55006 "IN_USE ..." otherwise.
--- The next use creates it again (P2), its fencing tokens still increasing (P4).
+-- delete (P9): removes the semaphore and its slots if, after the purge, nobody holds or waits; raises 55006
+-- "IN_USE ..." otherwise. The next use creates it again (P2), its fencing tokens still increasing (P4).
 CREATE OR REPLACE FUNCTION ${schema}.${prefix}delete(p_name text) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -397,9 +456,9 @@ BEGIN
     DELETE FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name;
 END $$;
 
--- sweep (P9): deletes up to p_limit semaphores past their expires_at with nobody holding or waiting, with what is
--- left of their ended requests. Every client runs it now and then; SKIP LOCKED keeps two sweeps, and a sweep and the
--- semaphores' own operations, out of each other's way. Answers how many it deleted.
+-- sweep (P9): deletes up to p_limit semaphores past their expires_at with nobody holding or waiting, with their
+-- slots. Every client runs it now and then; SKIP LOCKED keeps two sweeps, and a sweep and the semaphores' own
+-- operations, out of each other's way. Answers how many it deleted.
 CREATE OR REPLACE FUNCTION ${schema}.${prefix}sweep(p_limit integer) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -411,7 +470,8 @@ BEGIN
         SELECT x.name FROM ${schema}.${prefix}semaphores x WHERE x.expires_at < now_ts
         ORDER BY x.expires_at LIMIT p_limit FOR UPDATE SKIP LOCKED
     LOOP
-        IF NOT EXISTS (SELECT 1 FROM ${schema}.${prefix}requests q WHERE q.semaphore = victim AND q.deadline > now_ts) THEN
+        IF NOT EXISTS (SELECT 1 FROM ${schema}.${prefix}requests q
+                       WHERE q.semaphore = victim AND q.state <> 'F' AND q.deadline > now_ts) THEN
             DELETE FROM ${schema}.${prefix}requests q WHERE q.semaphore = victim;
             DELETE FROM ${schema}.${prefix}semaphores x WHERE x.name = victim;
             deleted := deleted + 1;
@@ -430,7 +490,8 @@ RETURNS TABLE (kind text, id text, permits integer, token bigint, ms bigint, tot
 LANGUAGE sql STABLE AS $$
     WITH now_ts AS (SELECT clock_timestamp() AS t),
     live AS (
-        SELECT q.* FROM ${schema}.${prefix}requests q, now_ts WHERE q.semaphore = p_name AND q.deadline > now_ts.t
+        SELECT q.* FROM ${schema}.${prefix}requests q, now_ts
+        WHERE q.semaphore = p_name AND q.state IN ('G', 'Q') AND q.deadline > now_ts.t
     ),
     counts AS (
         SELECT count(*) FILTER (WHERE state = 'G') AS holders, coalesce(sum(permits) FILTER (WHERE state = 'G'), 0) AS held,

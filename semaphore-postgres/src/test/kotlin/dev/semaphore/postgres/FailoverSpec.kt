@@ -23,7 +23,7 @@ import kotlin.random.Random
  */
 class FailoverSpec : FunSpec({
     val schema = PostgresSchema()
-    val calls = PostgresCalls(schema)
+    val calls = TrackingCalls(schema)
     val idle = 600_000L
     val leaseMs = 600_000L // no lease ends by itself during a test: whatever is missing was lost by the failover
 

@@ -15,7 +15,7 @@ import kotlin.concurrent.thread
  *   acquisitions, with autovacuum as configured by default.
  * Counts, not timings, except the mean server time. Run:
  *
- *     mvn -B -q -pl semaphore-postgres -am test-compile exec:java -Dexec.mainClass=dev.semaphore.postgres.PostgresCostReport
+ *     mvn -B -q -pl semaphore-postgres -am test-compile exec:java
  *
  * (-Dexec.args=SIZE to stop at another count than 1,000,000). Prints a Markdown table.
  */
@@ -34,25 +34,30 @@ object PostgresCostReport {
             println("PostgreSQL $version, autovacuum on (defaults), fsync off, synchronous_commit on; one client connection")
             println()
 
-            // Per call, single connection: 10,000 acquisitions after 1,000 of warm-up.
+            // Per call, single connection, one holder at a time: 10,000 acquisitions after 1,000 of warm-up.
             server.connect().use { c ->
-                repeat(1000) { i -> pair(calls, c, "warm", i) }
+                repeat(1000) { i -> pair(calls, c, "cost", i) }
                 reset(c)
                 val n = 10_000
-                val wal0 = lsn(c)
-                val ids = (0 until n).map { "cost-$it" }
-                for (id in ids) check(calls.acquire(c, "cost", 1, 60_000, id, 1, 30_000, 10_000).kind == 'G')
-                val wal1 = lsn(c)
-                for (id in ids) checkNotNull(calls.release(c, "cost", id, 1))
-                val wal2 = lsn(c)
+                var acquireWal = 0L
+                var releaseWal = 0L
+                for (i in 0 until n) {
+                    val before = lsn(c)
+                    val place = calls.acquire(c, "cost", 1, 60_000, "cost-$i", 1, 30_000, 10_000)
+                    check(place.kind == 'G')
+                    val between = lsn(c)
+                    checkNotNull(calls.release(c, "cost", RequestRef("cost-$i", place.slot), 1))
+                    acquireWal += between - before
+                    releaseWal += lsn(c) - between
+                }
                 c.createStatement().use { it.execute("SELECT pg_stat_force_next_flush()") }
                 c.createStatement().use { it.execute("SELECT 1") } // ends the transaction whose counters are flushed
                 Thread.sleep(1200)
                 val rows = rows(c)
-                println("| per uncontended acquisition (acquire + release) | |")
+                println("| per uncontended acquisition (acquire + release, one holder at a time) | |")
                 println("|---|---|")
-                println("| WAL bytes, acquire | ${"%.0f".format((wal1 - wal0).toDouble() / n)} |")
-                println("| WAL bytes, release | ${"%.0f".format((wal2 - wal1).toDouble() / n)} |")
+                println("| WAL bytes, acquire | ${"%.0f".format(acquireWal.toDouble() / n)} |")
+                println("| WAL bytes, release | ${"%.0f".format(releaseWal.toDouble() / n)} |")
                 println("| rows inserted / updated (HOT) / deleted | ${rows.map { "%.2f".format(it.toDouble() / n) }.let { "${it[0]} / ${it[1]} (${it[2]}) / ${it[3]}" }} |")
                 for ((what, calls_, mean) in statements(c)) {
                     println("| statements: $what | ${"%.2f".format(calls_.toDouble() / n)} per acquisition, mean server time ${"%.1f".format(mean * 1000)} µs |")
@@ -80,6 +85,27 @@ object PostgresCostReport {
                     println("| ${"%,d".format(size)} | ${kb(sems)} | ${kb(reqs)} | $live |")
                 }
             }
+
+            // The bound of P10: as many slots as requests at once. 10,000 held at once on one semaphore, released, deleted.
+            println()
+            println("| one semaphore | rows in dsem_requests | dsem_requests (with indexes) |")
+            println("|---|---:|---:|")
+            server.connect().use { c ->
+                fun line(what: String) = println(
+                    "| $what | ${c.query("SELECT count(*) FROM dsem_requests WHERE semaphore = 'peak'")} | " +
+                        "${kb(c.query("SELECT pg_total_relation_size('dsem_requests')"))} |",
+                )
+                val leases = (0 until 10_000).map { i ->
+                    val place = calls.acquire(c, "peak", 10_000, 60_000, "peak-$i", 1, 30_000, 10_000)
+                    check(place.kind == 'G')
+                    RequestRef("peak-$i", place.slot)
+                }
+                line("10,000 held at once")
+                for (lease in leases) checkNotNull(calls.release(c, "peak", lease, 1))
+                line("all released (its slots stay, free, for its next requests)")
+                calls.delete(c, "peak")
+                line("deleted (as the sweep deletes it once idle)")
+            }
         }
     }
 
@@ -87,8 +113,9 @@ object PostgresCostReport {
 
     private fun pair(calls: PostgresCalls, c: Connection, name: String, i: Int) {
         val id = "c-$name-$i"
-        check(calls.acquire(c, name, 1, 60_000, id, 1, 30_000, 10_000).kind == 'G')
-        checkNotNull(calls.release(c, name, id, 1))
+        val place = calls.acquire(c, name, 1, 60_000, id, 1, 30_000, 10_000)
+        check(place.kind == 'G')
+        checkNotNull(calls.release(c, name, RequestRef(id, place.slot), 1))
     }
 
     private fun Connection.query(sql: String): Long = createStatement().use { st -> st.executeQuery(sql).use { it.next(); it.getLong(1) } }

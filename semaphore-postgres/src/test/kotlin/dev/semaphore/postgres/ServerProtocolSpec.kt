@@ -23,7 +23,7 @@ import kotlin.random.Random
 class ServerProtocolSpec : FunSpec({
     val server = LocalPostgresServer.start()
     val schema = PostgresSchema()
-    val calls = PostgresCalls(schema)
+    val calls = TrackingCalls(schema)
     var c: Connection = server.connect()
     schema.create(c)
     afterSpec {
@@ -34,6 +34,24 @@ class ServerProtocolSpec : FunSpec({
     fun fresh(prefix: String) = "$prefix-${names.incrementAndGet()}"
     val idle = 60_000L
     fun count(sql: String): Long = c.createStatement().use { st -> st.executeQuery(sql).use { it.next(); it.getLong(1) } }
+
+    /** P10: semaphore [name]'s free list names each of its free slots once, and nothing else. */
+    fun freeListIsWhole(name: String) {
+        val walked = count(
+            """
+            WITH RECURSIVE walk(slot, n) AS (
+                SELECT free_head, 1 FROM dsem_semaphores WHERE name = '$name' AND free_head > 0
+                UNION ALL
+                SELECT r.next_free, w.n + 1 FROM walk w JOIN dsem_requests r ON r.semaphore = '$name' AND r.slot = w.slot
+                WHERE r.next_free > 0 AND w.n < 100000
+            )
+            SELECT count(DISTINCT w.slot) * 1000000 + count(*) FROM walk w
+                JOIN dsem_requests r ON r.semaphore = '$name' AND r.slot = w.slot AND r.state = 'F'
+            """,
+        )
+        val free = count("SELECT count(*) FROM dsem_requests WHERE semaphore = '$name' AND state = 'F'")
+        walked shouldBe free * 1000000 + free // as many distinct free slots walked as there are, each once
+    }
 
     test("P2, schema: created on first use and again harmlessly; a missing schema, other tables, an old version and missing rights are each named") {
         schema.create(c) // a second time: nothing changes
@@ -73,10 +91,10 @@ class ServerProtocolSpec : FunSpec({
                 calls.state(c, name, 3, idle) shouldBe SemaphoreState(available = 1, queued = 2, total = 3)
                 calls.release(c, name, "aaaa-1", 2) shouldBe first.token
                 val messages = listOf(heard.poll(10, TimeUnit.SECONDS), heard.poll(10, TimeUnit.SECONDS))
-                messages.map { it!!.substringBefore(':') } shouldContainExactly listOf("$name bbbb-1 2", "$name bbbb-2 1")
+                messages.map { it!!.split(' ').take(2).joinToString(" ") } shouldContainExactly listOf("$name bbbb-1", "$name bbbb-2")
                 val places = calls.heartbeat(c, name, idle, 10_000, listOf("bbbb-1", "bbbb-2"))
                 places.values.map { it.kind } shouldBe listOf('G', 'G')
-                messages[0] shouldBe "$name bbbb-1 2:${places.getValue("bbbb-1").token}:60000"
+                messages[0] shouldBe "$name bbbb-1 ${calls.slotOf("bbbb-1")}:2:${places.getValue("bbbb-1").token}:60000"
                 places.getValue("bbbb-2").token shouldBeGreaterThan places.getValue("bbbb-1").token
                 otherHeard.poll(200, TimeUnit.MILLISECONDS).shouldBeNull() // another client's channel hears nothing of it
                 calls.state(c, name, 3, idle) shouldBe SemaphoreState(available = 0, queued = 0, total = 3)
@@ -144,10 +162,10 @@ class ServerProtocolSpec : FunSpec({
         tokens.zipWithNext().forEach { (a, b) -> b shouldBeGreaterThan a }
     }
 
-    test("P6: a repeated acquire, release or resize changes nothing more") {
+    test("P6: an acquire sent again (a retry), a repeated release and a repeated resize change nothing more") {
         val name = fresh("repeat")
         val first = calls.acquire(c, name, 2, idle, "aaaa-1", 1, 60_000, 10_000)
-        val again = calls.acquire(c, name, 2, idle, "aaaa-1", 1, 60_000, 10_000)
+        val again = calls.acquire(c, name, 2, idle, "aaaa-1", 1, 60_000, 10_000, retry = true)
         again.kind shouldBe 'G'
         again.token shouldBe first.token
         calls.state(c, name, 2, idle).available shouldBe 1
@@ -188,7 +206,7 @@ class ServerProtocolSpec : FunSpec({
             calls.acquire(c, name, 3, idle, "dddd-3", 3, 60_000, 10_000).kind shouldBe 'Q'
             calls.acquire(c, name, 3, idle, "dddd-1", 1, 60_000, 10_000).kind shouldBe 'Q'
             calls.resize(c, name, 3, idle, "r-1", "reduce", 2) shouldBe 1
-            heard.poll(10, TimeUnit.SECONDS) shouldBe "dddd-3:E:toolarge:1"
+            heard.poll(10, TimeUnit.SECONDS) shouldBe "dddd-3:${calls.slotOf("dddd-3")}:E:toolarge:1"
             calls.heartbeat(c, name, idle, 10_000, listOf("dddd-3", "dddd-1")).values.map { it.kind } shouldBe listOf('E', 'Q')
             calls.cancel(c, name, idle, "dddd-3", 3, handBack = true).kind shouldBe 'E' // heard once more, then gone
             calls.state(c, name, 3, idle) shouldBe SemaphoreState(-1, 1, 1)
@@ -202,15 +220,18 @@ class ServerProtocolSpec : FunSpec({
         }
     }
 
-    test("P5, P9: the tables hold rows only for live holders, waiters and semaphores; an idle semaphore is swept after its idle time") {
-        val before = count("SELECT count(*) FROM dsem_requests")
+    test("P5, P9, P10: a semaphore keeps as many rows as it had requests at once, reused; an idle semaphore is swept after its idle time") {
+        val before = count("SELECT count(*) FROM dsem_requests WHERE state <> 'F'")
         val semaphores = (1..20).map { fresh("churn") }
         repeat(1000) { i ->
             val name = semaphores[i % semaphores.size]
             calls.acquire(c, name, 2, 300, "aaaa-c$i", 1, 100, 10_000).kind shouldBe 'G'
             calls.release(c, name, "aaaa-c$i", 1).shouldNotBeNull()
         }
-        count("SELECT count(*) FROM dsem_requests") shouldBe before
+        count("SELECT count(*) FROM dsem_requests WHERE state <> 'F'") shouldBe before
+        // One request at a time on each: one slot each, reused 50 times.
+        count("SELECT count(*) FROM dsem_requests WHERE semaphore LIKE 'churn-%'") shouldBe 20
+        semaphores.forEach(::freeListIsWhole)
         count("SELECT count(*) FROM dsem_semaphores WHERE name LIKE 'churn-%'") shouldBe 20
         // Not swept while held; swept once idle for its idle time (300 ms) after its last deadline (its last lease's
         // expiry, 100 ms after its grant, released or not).
@@ -340,7 +361,8 @@ class ServerProtocolSpec : FunSpec({
         tokens.size shouldBeGreaterThan 50
         Thread.sleep(if (leaseMs < 10_000) leaseMs * 2 else 0) // what expired unreleased is purged by the next call
         calls.state(c, name, total, idle) shouldBe SemaphoreState(total, 0, total)
-        count("SELECT count(*) FROM dsem_requests WHERE semaphore = '$name'") shouldBe 0
+        count("SELECT count(*) FROM dsem_requests WHERE semaphore = '$name' AND state <> 'F'") shouldBe 0
+        freeListIsWhole(name)
         return lost.get()
     }
 
