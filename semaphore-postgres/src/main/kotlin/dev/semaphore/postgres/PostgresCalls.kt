@@ -172,16 +172,37 @@ internal class PostgresCalls(private val schema: PostgresSchema) {
     }
 
     /**
-     * Runs one statement; the server's refusals that mean misuse become the standard exceptions (schema.sql raises
-     * 22023 "PERMITS ..." for a count that can never be served, 55006 "IN_USE ..." for a delete of a used semaphore).
+     * Runs one statement, in autocommit mode (each function is its own transaction: in a caller's open transaction,
+     * its grants would not count until that committed, and a rollback would undo grants already answered). The
+     * server's refusals that mean misuse become the standard exceptions (schema.sql raises 22023 "PERMITS ..." or
+     * "INPUT ..." for bad input, 55006 "IN_USE ..." for a delete of a used semaphore).
+     * @throws SQLException with SQLSTATE 08007 (transaction resolution unknown) if the statement's commit waited for
+     *   a synchronous standby and that wait was cancelled: PostgreSQL then keeps the commit without the standby's
+     *   confirmation and answers as if nothing happened (a WARNING), so the answer may not survive a failover.
      */
     private inline fun <T> call(c: Connection, sql: String, body: (java.sql.PreparedStatement) -> T): T {
+        check(c.autoCommit) { "semaphore calls run in autocommit mode, each its own transaction; this connection has autocommit off" }
         try {
-            return c.prepareStatement(sql).use(body)
+            return c.prepareStatement(sql).use { st ->
+                val answer = body(st)
+                var warning = st.warnings
+                while (warning != null) {
+                    if (warning.message.orEmpty().contains("canceling wait for synchronous replication")) {
+                        throw SQLException(
+                            "the commit of this call was not confirmed by the synchronous standby (its wait was cancelled): " +
+                                "its outcome may not survive a failover",
+                            "08007", warning,
+                        )
+                    }
+                    warning = warning.nextWarning
+                }
+                answer
+            }
         } catch (e: SQLException) {
             val message = e.serverErrorMessage()
             when {
                 e.sqlState == "22023" && message.startsWith("PERMITS ") -> throw IllegalArgumentException(message.removePrefix("PERMITS "), e)
+                e.sqlState == "22023" && message.startsWith("INPUT ") -> throw IllegalArgumentException(message.removePrefix("INPUT "), e)
                 e.sqlState == "55006" && message.startsWith("IN_USE ") ->
                     throw IllegalStateException("cannot delete: ${message.removePrefix("IN_USE ")}", e)
                 else -> throw e

@@ -23,14 +23,25 @@ internal class PostgresSchema(val schema: String = "public", val prefix: String 
         }
     }
 
-    /** [name] (a table, function or sequence of schema.sql without the prefix), qualified: `schema.prefix_name`. */
-    fun qualified(name: String): String = "$schema.$prefix$name"
+    /** The schema as SQL writes it: quoted, so that a reserved word ("user", "order") is a name like any other. */
+    private val quotedSchema = "\"$schema\""
 
-    /** The notification channel of the client with id [clientId] (schema.sql, `wake`). */
-    fun channel(clientId: String): String = "${prefix}wake_$clientId"
+    /** [name] (a table, function or sequence of schema.sql without the prefix), qualified: `"schema".prefix_name`. */
+    fun qualified(name: String): String = "$quotedSchema.$prefix$name"
+
+    /**
+     * The notification channel of the client with id [clientId] (schema.sql, `wake`): at most 57 bytes, under
+     * PostgreSQL's 63.
+     * @throws IllegalArgumentException if [clientId] is not 1 to 32 lowercase hexadecimal digits (what the server
+     *   reads as the client part of a request id, before its first '-').
+     */
+    fun channel(clientId: String): String {
+        require(CLIENT_ID.matches(clientId)) { "a client id must be 1 to 32 lowercase hexadecimal digits, was \"$clientId\"" }
+        return "${prefix}wake_$clientId"
+    }
 
     /** schema.sql with this schema and prefix in place of its placeholders. */
-    val sql: String by lazy { template.replace("\${schema}", schema).replace("\${prefix}", prefix) }
+    val sql: String by lazy { template.replace("\${schema}", quotedSchema).replace("\${prefix}", prefix) }
 
     /**
      * Creates the tables and functions if they are missing (schema.sql runs again harmlessly), in one transaction
@@ -76,6 +87,23 @@ internal class PostgresSchema(val schema: String = "public", val prefix: String 
                     "speaks version $VERSION: run the schema.sql of this client's version (docs/postgres.md, \"Schema\")",
             )
         }
+        // One privilege at a time: has_table_privilege with several answers true if any one of them is held.
+        val tables = listOf("semaphores", "requests").flatMap { table ->
+            listOf("SELECT", "INSERT", "UPDATE", "DELETE").map { "('${qualified(table)}', '$it', true)" }
+        } + "('${qualified("fencing_tokens")}', 'USAGE', false)"
+        val missing = try {
+            connection.createStatement().use { st ->
+                st.executeQuery(
+                    "SELECT string_agg(p || ' on ' || o, '; ' ORDER BY o, p) FROM (VALUES ${tables.joinToString()}) v(o, p, t) " +
+                        "WHERE NOT CASE WHEN t THEN has_table_privilege(o, p) ELSE has_sequence_privilege(o, p) END",
+                ).use { rs -> rs.next(); rs.getString(1) }
+            }
+        } catch (e: SQLException) {
+            throw setupFailure(e, creating = false)
+        }
+        if (!missing.isNullOrEmpty()) {
+            throw PostgresSetupException("this user may not use the semaphore tables in $this: grant it $missing")
+        }
     }
 
     private fun checkServer(connection: Connection) {
@@ -100,7 +128,7 @@ internal class PostgresSchema(val schema: String = "public", val prefix: String 
                     "${prefix}* functions and SELECT, INSERT, UPDATE, DELETE on its ${prefix}* tables, USAGE on " +
                     "${qualified("fencing_tokens")}"
             }
-            "42883" -> "the semaphore tables are not in $where: run schema.sql there (docs/postgres.md, \"Schema\"), " +
+            "42883", "42P01" -> "the semaphore tables are not in $where: run schema.sql there (docs/postgres.md, \"Schema\"), " +
                 "or let the client create them (createSchema on)"
             else -> "setting up the semaphore tables in $where failed: ${e.message}"
         }
@@ -118,6 +146,7 @@ internal class PostgresSchema(val schema: String = "public", val prefix: String 
 
         private val SCHEMA_NAME = Regex("[a-z_][a-z0-9_]{0,62}")
         private val PREFIX = Regex("[a-z][a-z0-9_]{0,19}")
+        private val CLIENT_ID = Regex("[0-9a-f]{1,32}")
 
         private val template: String by lazy {
             PostgresSchema::class.java.getResource("schema.sql")?.readText() ?: error("missing resource schema.sql")

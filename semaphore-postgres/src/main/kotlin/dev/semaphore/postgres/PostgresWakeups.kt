@@ -48,32 +48,49 @@ internal class PostgresWakeups(
     private fun run() {
         while (!closed) {
             val c = try {
-                connect().also { c ->
-                    c.autoCommit = true
-                    c.createStatement().use { it.execute("LISTEN \"$channel\"") }
-                }
+                connect()
             } catch (e: Exception) {
-                if (!closed) Thread.sleep(retryMs)
+                pause()
                 continue
             }
-            connection = c
-            connects++
-            if (closed) break
-            if (connects > 1) runCatching(onReconnect)
-            listening.countDown()
             try {
+                c.autoCommit = true
+                c.createStatement().use { it.execute("LISTEN \"$channel\"") }
+                connection = c
+                connects++
+                if (closed) continue // close() may have missed it: the finally below closes it
+                if (connects > 1) runCatching(onReconnect)
+                listening.countDown()
                 val pg = c.unwrap(PGConnection::class.java)
+                var quietSince = System.nanoTime()
                 while (!closed) {
-                    val notifications = pg.getNotifications(500) ?: continue
-                    for (n in notifications) deliver(n.parameter)
+                    val notifications = pg.getNotifications(500)
+                    if (!notifications.isNullOrEmpty()) {
+                        quietSince = System.nanoTime()
+                        for (n in notifications) deliver(n.parameter)
+                    } else if (System.nanoTime() - quietSince > PROBE_AFTER_NANOS) {
+                        // A connection whose peer vanished without a reset (a partition, a moved address) would wait
+                        // for ever: a short query finds out, and a failed one makes us connect again.
+                        if (!c.isValid(PROBE_TIMEOUT_SECONDS)) break
+                        quietSince = System.nanoTime()
+                    }
                 }
             } catch (e: Exception) {
-                // The connection broke (or close() closed it): connect again unless closed.
+                // LISTEN failed (a standby in recovery refuses it), or the connection broke, or close() closed it.
             } finally {
-                runCatching { c.close() }
+                runCatching { c.close() } // every connection made here is closed here, whatever happened
                 connection = null
             }
-            if (!closed) Thread.sleep(retryMs)
+            pause()
+        }
+    }
+
+    private fun pause() {
+        if (closed) return
+        try {
+            Thread.sleep(retryMs)
+        } catch (e: InterruptedException) {
+            // close() does not interrupt; an interrupt from elsewhere only shortens the pause.
         }
     }
 
@@ -87,6 +104,12 @@ internal class PostgresWakeups(
     /** Drops the connection (as a network fault would); the thread connects again. For tests of the fallback. */
     internal fun dropConnection() {
         runCatching { connection?.close() }
+    }
+
+    private companion object {
+        /** How long the connection may be quiet before a probe checks it (a half-open connection hears nothing). */
+        const val PROBE_AFTER_NANOS = 5_000_000_000L
+        const val PROBE_TIMEOUT_SECONDS = 2
     }
 
     override fun close() {

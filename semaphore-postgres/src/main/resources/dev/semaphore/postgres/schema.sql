@@ -1,5 +1,5 @@
 -- semaphore-postgres, schema version 1: the tables and one function per operation of a semaphore shared through
--- PostgreSQL (15 or later). The rules these functions keep (P1..P9) are written once, in docs/postgres-protocol.md,
+-- PostgreSQL (15 or later). The rules these functions keep (P1..P10) are written once, in docs/postgres-protocol.md,
 -- and cited here by name.
 --
 -- Two placeholders, in the syntax Flyway and Liquibase substitute: ${schema} (an existing schema) and ${prefix}
@@ -60,6 +60,34 @@ CREATE SEQUENCE IF NOT EXISTS ${schema}.${prefix}fencing_tokens;
 -- The schema's version, which the client checks before its first operation.
 CREATE OR REPLACE FUNCTION ${schema}.${prefix}schema_version() RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$ SELECT 1 $$;
+
+-- Bad input is refused before anything changes (22023, "PERMITS ..." for counts, "INPUT ..." for the rest), so that
+-- these functions, which any user with EXECUTE may call, cannot be talked into a wrong count: a semaphore name of 1 to
+-- 200 characters without control characters; a request id whose client part (before its first '-') is 1 to 32
+-- lowercase hexadecimal digits (it names the client's channel, P7); times from 1 ms to 10 years; permits >= 1.
+CREATE OR REPLACE FUNCTION ${schema}.${prefix}check_input(p_name text, p_id text, p_permits integer, p_ms bigint[])
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    ms bigint;
+BEGIN
+    IF p_name IS NULL OR length(p_name) NOT BETWEEN 1 AND 200 OR p_name ~ '[[:cntrl:]]' THEN
+        RAISE EXCEPTION 'INPUT a semaphore name must be 1 to 200 characters without control characters, was "%"', p_name
+            USING ERRCODE = '22023';
+    END IF;
+    IF p_id IS NOT NULL AND (p_id !~ '^[0-9a-f]{1,32}-' OR length(p_id) > 200) THEN
+        RAISE EXCEPTION 'INPUT a request id must start with 1 to 32 lowercase hexadecimal digits and a ''-'' (at most 200 characters), was "%"', p_id
+            USING ERRCODE = '22023';
+    END IF;
+    IF p_permits IS NOT NULL AND p_permits < 1 THEN
+        RAISE EXCEPTION 'PERMITS permits must be at least 1, was %', p_permits USING ERRCODE = '22023';
+    END IF;
+    FOREACH ms IN ARRAY coalesce(p_ms, '{}') LOOP
+        IF ms IS NOT NULL AND ms NOT BETWEEN 1 AND 315360000000 THEN
+            RAISE EXCEPTION 'INPUT a time must be 1 ms to 10 years, was % ms', ms USING ERRCODE = '22023';
+        END IF;
+    END LOOP;
+END $$;
 
 -- P7: tells the client of request p_id (its channel is named by the client id, the part of the id before '-') about
 -- it: "semaphore<TAB>id:slot:permits:token:remainingMs" for a grant, "semaphore<TAB>id:slot:E:toolarge:total" for a
@@ -184,14 +212,18 @@ LANGUAGE plpgsql AS $$
 DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
 BEGIN
-    SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR UPDATE;
-    IF NOT FOUND THEN
+    LOOP
+        SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR UPDATE;
+        EXIT WHEN FOUND;
         IF p_total IS NULL THEN RETURN s; END IF;
+        IF p_total < 0 THEN
+            RAISE EXCEPTION 'PERMITS a semaphore''s total must be 0 or more, was %', p_total USING ERRCODE = '22023';
+        END IF;
+        -- Created here, or by a call that got there first; a sweep may delete it again before the lock: then again.
         INSERT INTO ${schema}.${prefix}semaphores (name, total, free, queued, seq, last_token, slots, free_head, idle_ms, expires_at)
             VALUES (p_name, p_total, p_total, 0, 0, 0, 0, 0, p_idle_ms, p_now + p_idle_ms * interval '1 millisecond')
             ON CONFLICT (name) DO NOTHING;
-        SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR UPDATE;
-    END IF;
+    END LOOP;
     IF s.idle_ms < p_idle_ms THEN
         UPDATE ${schema}.${prefix}semaphores x SET idle_ms = p_idle_ms WHERE x.name = p_name;
     END IF;
@@ -243,6 +275,7 @@ DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
     t record;
 BEGIN
+    PERFORM ${schema}.${prefix}check_input(p_name, p_id, p_permits, ARRAY[p_idle_ms, p_lease_ms, p_ttl_ms]);
     SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR NO KEY UPDATE;
     IF NOT FOUND OR p_retry OR s.queued <> 0 OR s.free < p_permits OR s.idle_ms < p_idle_ms THEN
         s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, now_ts);
@@ -299,6 +332,7 @@ DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
     i integer;
 BEGIN
+    PERFORM ${schema}.${prefix}check_input(p_name, NULL, NULL, ARRAY[p_idle_ms, p_ttl_ms]);
     s := ${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts);
     IF s.name IS NOT NULL THEN
         UPDATE ${schema}.${prefix}requests q SET deadline = now_ts + p_ttl_ms * interval '1 millisecond'
@@ -351,6 +385,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     now_ts timestamptz := clock_timestamp();
 BEGIN
+    PERFORM ${schema}.${prefix}check_input(p_name, NULL, p_permits, ARRAY[p_idle_ms, p_lease_ms]);
     -- The semaphore's row first (see release); its expiry moves even if the lease turns out to be gone (harmless).
     UPDATE ${schema}.${prefix}semaphores x
         SET expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + greatest(x.idle_ms, p_idle_ms)) * interval '1 millisecond')
@@ -360,10 +395,11 @@ BEGIN
             AND q.deadline > now_ts;
     IF NOT FOUND THEN
         PERFORM ${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts);
+        kind := 'U'; slot := p_slot; -- ended (or never this lease: another id, slot or count), and not extended
+        RETURN;
     END IF;
     SELECT * INTO kind, permits, token, remaining_ms, total, number, slot
         FROM ${schema}.${prefix}place(p_name, p_id, p_slot, now_ts);
-    IF kind <> 'G' THEN kind := 'U'; END IF;
 END $$;
 
 -- cancel (P8): request p_id (in slot p_slot) of p_permits permits leaves the line; if it was granted in the same
@@ -412,6 +448,14 @@ DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
     new_total bigint;
 BEGIN
+    PERFORM ${schema}.${prefix}check_input(p_name, NULL, NULL, ARRAY[p_idle_ms]);
+    IF p_mode IS NULL OR p_mode NOT IN ('add', 'reduce', 'set') THEN
+        RAISE EXCEPTION 'INPUT a resize is ''add'', ''reduce'' or ''set'', was "%"', p_mode USING ERRCODE = '22023';
+    END IF;
+    IF p_n IS NULL OR p_n < 0 OR (p_n = 0 AND p_mode <> 'set') THEN
+        RAISE EXCEPTION 'PERMITS a resize by or to % permits: add and reduce take 1 or more, set 0 or more', p_n
+            USING ERRCODE = '22023';
+    END IF;
     s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, now_ts);
     IF p_resize_id = ANY (s.resized) THEN RETURN s.total; END IF;
     new_total := CASE p_mode WHEN 'add' THEN s.total::bigint + p_n WHEN 'reduce' THEN s.total - p_n ELSE p_n END;
@@ -436,6 +480,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
 BEGIN
+    PERFORM ${schema}.${prefix}check_input(p_name, NULL, NULL, ARRAY[p_idle_ms]);
     s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, clock_timestamp());
     available := s.free; queued := s.queued; total := s.total;
 END $$;
@@ -457,8 +502,8 @@ BEGIN
 END $$;
 
 -- sweep (P9): deletes up to p_limit semaphores past their expires_at with nobody holding or waiting, with their
--- slots. Every client runs it now and then; SKIP LOCKED keeps two sweeps, and a sweep and the semaphores' own
--- operations, out of each other's way. Answers how many it deleted.
+-- slots. Every client runs it now and then; SKIP LOCKED keeps a sweep from waiting on anyone (an operation on a
+-- semaphore the sweep has locked waits for its short transaction). Answers how many it deleted.
 CREATE OR REPLACE FUNCTION ${schema}.${prefix}sweep(p_limit integer) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -487,7 +532,7 @@ END $$;
 CREATE OR REPLACE FUNCTION ${schema}.${prefix}inspect(p_name text, p_limit integer)
 RETURNS TABLE (kind text, id text, permits integer, token bigint, ms bigint, total integer, holders bigint,
     held bigint, waiting bigint)
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql AS $$
     WITH now_ts AS (SELECT clock_timestamp() AS t),
     live AS (
         SELECT q.* FROM ${schema}.${prefix}requests q, now_ts

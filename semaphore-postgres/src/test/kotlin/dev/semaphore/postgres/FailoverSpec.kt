@@ -63,7 +63,7 @@ class FailoverSpec : FunSpec({
                         primary.connect().use { c ->
                             var i = 0
                             while (true) {
-                                val id = "w$w-${i++}"
+                                val id = "d$w-${i++}"
                                 val permits = 1 + random.nextInt(2)
                                 val place = calls.acquire(c, name, total, idle, id, permits, leaseMs, 60_000)
                                 if (place.kind == 'G') answered(id, permits, place) else queued += id to permits
@@ -74,7 +74,7 @@ class FailoverSpec : FunSpec({
                                         if (at.kind == 'G') { queued.remove(qid to p); answered(qid, p, at) }
                                     }
                                 }
-                                val mine = held.values.filter { it.id.startsWith("w$w-") }
+                                val mine = held.values.filter { it.id.startsWith("d$w-") }
                                 if (mine.isNotEmpty() && random.nextBoolean()) {
                                     val lease = mine[random.nextInt(mine.size)]
                                     held.remove(lease.id) // from here its outcome is unknown until answered
@@ -107,7 +107,7 @@ class FailoverSpec : FunSpec({
                 var granted = 0
                 var n = 0
                 while (true) {
-                    val place = calls.acquire(c, name, total, idle, "after-${n++}", 1, leaseMs, null)
+                    val place = calls.acquire(c, name, total, idle, "af-${n++}", 1, leaseMs, null)
                     if (place.kind != 'G') break
                     place.token shouldBeGreaterThan highest.get()
                     granted++
@@ -144,12 +144,18 @@ class FailoverSpec : FunSpec({
             val during = pool.submit<Place> { primary.connect().use { calls.acquire(it, name, 2, idle, "a-2", 1, leaseMs, null) } }
             val answered = runCatching { during.get(1500, TimeUnit.MILLISECONDS) }
             (answered.exceptionOrNull() is TimeoutException) shouldBe true // not answered while the standby cannot have it
+            // Its wait cancelled (a query timeout would do the same), PostgreSQL keeps the commit without the standby
+            // and answers as if all were well, with a WARNING: the call reports an unknown outcome instead (08007).
+            primary.execute("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+            val cancelled = runCatching { during.get(10, TimeUnit.SECONDS) }.exceptionOrNull()
+            ((cancelled?.cause as? SQLException)?.sqlState) shouldBe "08007"
             primary.kill()
             runCatching { c.close() }
             standby.promote()
             standby.connect().use { s ->
                 val survived = grantsOn(s, name)
                 survived["a-1"] shouldBe Held("a-1", 1, before.token)
+                survived.keys shouldBe setOf("a-1") // a-2's grant, never confirmed by the standby, is not there
                 calls.state(s, name, 2, idle).available shouldBe 2 - survived.values.sumOf { it.permits }
             }
         } finally {
@@ -173,6 +179,15 @@ class FailoverSpec : FunSpec({
             val answered = primary.connect().use { c ->
                 (1..2).map { i -> calls.acquire(c, name, 2, idle, "a-$i", 1, leaseMs, null).also { it.kind shouldBe 'G' } }
             }
+            // A wake-up listener pointed at the standby (in recovery, it refuses LISTEN) keeps trying, and closes every
+            // connection it made.
+            val made = CopyOnWriteArrayList<Connection>()
+            PostgresWakeups({ standby.connect().also { made += it } }, schema, "ffff", onMessage = { _, _, _ -> }, retryMs = 50).use { w ->
+                Thread.sleep(600)
+                w.awaitListening(0) shouldBe false
+            }
+            (made.size > 3) shouldBe true
+            made.filterNot { it.isClosed }.shouldBeEmpty()
             primary.kill()
             standby.promote()
             standby.connect().use { s ->

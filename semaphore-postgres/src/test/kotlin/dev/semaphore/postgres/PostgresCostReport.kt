@@ -43,10 +43,10 @@ object PostgresCostReport {
                 var releaseWal = 0L
                 for (i in 0 until n) {
                     val before = lsn(c)
-                    val place = calls.acquire(c, "cost", 1, 60_000, "cost-$i", 1, 30_000, 10_000)
+                    val place = calls.acquire(c, "cost", 1, 60_000, "c-cost-$i", 1, 30_000, 10_000)
                     check(place.kind == 'G')
                     val between = lsn(c)
-                    checkNotNull(calls.release(c, "cost", RequestRef("cost-$i", place.slot), 1))
+                    checkNotNull(calls.release(c, "cost", RequestRef("c-cost-$i", place.slot), 1))
                     acquireWal += between - before
                     releaseWal += lsn(c) - between
                 }
@@ -96,9 +96,9 @@ object PostgresCostReport {
                         "${kb(c.query("SELECT pg_total_relation_size('dsem_requests')"))} |",
                 )
                 val leases = (0 until 10_000).map { i ->
-                    val place = calls.acquire(c, "peak", 10_000, 60_000, "peak-$i", 1, 30_000, 10_000)
+                    val place = calls.acquire(c, "peak", 10_000, 60_000, "c-peak-$i", 1, 30_000, 10_000)
                     check(place.kind == 'G')
-                    RequestRef("peak-$i", place.slot)
+                    RequestRef("c-peak-$i", place.slot)
                 }
                 line("10,000 held at once")
                 for (lease in leases) checkNotNull(calls.release(c, "peak", lease, 1))

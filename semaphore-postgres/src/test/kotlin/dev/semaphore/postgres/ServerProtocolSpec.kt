@@ -70,6 +70,23 @@ class ServerProtocolSpec : FunSpec({
             shouldThrow<PostgresSetupException> { PostgresSchema("locked").check(app) }.message shouldContain
                 "may not use the semaphore tables"
         }
+        // A reserved word is a schema like any other (quoted); a user without rights on the tables is told which.
+        server.execute("CREATE SCHEMA \"order\"")
+        PostgresSchema("order").let { reserved ->
+            reserved.create(c)
+            TrackingCalls(reserved).acquire(c, "in-order", 1, idle, "aaaa-1", 1, 60_000, null).kind shouldBe 'G'
+        }
+        server.execute("CREATE ROLE reader LOGIN; GRANT USAGE ON SCHEMA \"order\" TO reader")
+        java.sql.DriverManager.getConnection(server.url.replace("user=postgres", "user=reader")).use { reader ->
+            shouldThrow<PostgresSetupException> { PostgresSchema("order").check(reader) }.message shouldContain
+                "grant it USAGE on \"order\".dsem_fencing_tokens; DELETE on \"order\".dsem_requests; INSERT on \"order\".dsem_requests; " +
+                "SELECT on \"order\".dsem_requests; UPDATE on \"order\".dsem_requests; DELETE on \"order\".dsem_semaphores; "
+            // SELECT alone on a table is not enough (a check of several privileges at once would have passed it).
+            server.execute("GRANT SELECT ON ALL TABLES IN SCHEMA \"order\" TO reader; GRANT USAGE ON ALL SEQUENCES IN SCHEMA \"order\" TO reader")
+            shouldThrow<PostgresSetupException> { PostgresSchema("order").check(reader) }.message shouldContain
+                "grant it DELETE on \"order\".dsem_requests; INSERT on \"order\".dsem_requests; UPDATE on \"order\".dsem_requests; " +
+                "DELETE on \"order\".dsem_semaphores; INSERT on \"order\".dsem_semaphores; UPDATE on \"order\".dsem_semaphores"
+        }
         shouldThrow<IllegalArgumentException> { PostgresSchema("Bad-Name") }.message shouldContain "\"Bad-Name\""
         shouldThrow<IllegalArgumentException> { PostgresSchema(prefix = "") }.message shouldContain "was \"\""
     }
@@ -100,6 +117,33 @@ class ServerProtocolSpec : FunSpec({
                 calls.state(c, name, 3, idle) shouldBe SemaphoreState(available = 0, queued = 0, total = 3)
             }
         }
+    }
+
+    test("bad input is refused with a message naming it, and nothing changes; a connection in a transaction is refused") {
+        val name = fresh("input")
+        calls.acquire(c, name, 2, idle, "aaaa-1", 1, 60_000, 10_000).kind shouldBe 'G'
+        val before = calls.state(c, name, 2, idle)
+        shouldThrow<IllegalArgumentException> { calls.acquire(c, name, 2, idle, "aaaa-2", -1, 60_000, 10_000) }.message shouldBe
+            "permits must be at least 1, was -1"
+        shouldThrow<IllegalArgumentException> { calls.acquire(c, name, 2, idle, "aaaa-3", 0, 60_000, null) }.message shouldBe
+            "permits must be at least 1, was 0"
+        shouldThrow<IllegalArgumentException> { calls.acquire(c, name, 2, idle, "no-client-part", 1, 60_000, null) }.message shouldContain
+            "was \"no-client-part\""
+        shouldThrow<IllegalArgumentException> { calls.acquire(c, "tab\there", 2, idle, "aaaa-4", 1, 60_000, null) }.message shouldContain
+            "without control characters"
+        shouldThrow<IllegalArgumentException> { calls.acquire(c, name, 2, idle, "aaaa-5", 1, -5, null) }.message shouldBe
+            "a time must be 1 ms to 10 years, was -5 ms"
+        shouldThrow<IllegalArgumentException> { calls.resize(c, name, 2, idle, "r-1", "remove", 1) }.message shouldContain "was \"remove\""
+        shouldThrow<IllegalArgumentException> { calls.resize(c, name, 2, idle, "r-2", "add", -3) }.message shouldContain "-3 permits"
+        shouldThrow<IllegalArgumentException> { calls.state(c, fresh("negative"), -1, idle) }.message shouldBe
+            "a semaphore's total must be 0 or more, was -1"
+        calls.state(c, name, 2, idle) shouldBe before
+        server.connect().use { inTransaction ->
+            inTransaction.autoCommit = false
+            shouldThrow<IllegalStateException> { calls.acquire(inTransaction, name, 2, idle, "aaaa-6", 1, 60_000, null) }.message shouldContain
+                "autocommit off"
+        }
+        shouldThrow<IllegalArgumentException> { schema.channel("ABC-1") }.message shouldContain "was \"ABC-1\""
     }
 
     test("P3: a request for more than the total is refused with IllegalArgumentException, and nothing is queued") {
@@ -292,7 +336,7 @@ class ServerProtocolSpec : FunSpec({
      * function locks the semaphore's row first, so none waits on another in a cycle). Either way every token is new,
      * no call fails, and every permit is back at the end.
      */
-    fun storm(leaseMs: Long): Int {
+    fun storm(leaseMs: Long, connect: () -> Connection = server::connect): Int {
         val name = fresh("storm")
         val total = 3
         val held = AtomicInteger()
@@ -302,7 +346,7 @@ class ServerProtocolSpec : FunSpec({
         val threads = (1..6).map { t ->
             Thread {
                 try {
-                    server.connect().use { own ->
+                    connect().use { own ->
                         val random = Random(t)
                         val mine = mutableListOf<Pair<String, Int>>() // granted, not yet released
                         val queued = mutableListOf<Pair<String, Int>>()
@@ -318,7 +362,7 @@ class ServerProtocolSpec : FunSpec({
                             }
                         }
                         repeat(150) { i ->
-                            val id = "t$t-$i"
+                            val id = "e$t-$i"
                             val permits = 1 + random.nextInt(2)
                             when (random.nextInt(4)) {
                                 0 -> calls.acquire(own, name, total, idle, id, permits, leaseMs, null).let { if (it.kind == 'G') granted(id, permits, it) }
@@ -368,6 +412,12 @@ class ServerProtocolSpec : FunSpec({
 
     test("many connections at once: never more permits held than the total, every token new, every permit back at the end") {
         storm(leaseMs = 60_000) shouldBe 0
+    }
+
+    test("through PgBouncer in transaction mode (pgjdbc with prepareThreshold=0): 6 clients on 2 server connections, the same storm") {
+        LocalPgBouncer(server, poolSize = 2).use { bouncer ->
+            storm(leaseMs = 60_000) { java.sql.DriverManager.getConnection(bouncer.url(prepareThreshold = 0)) } shouldBe 0
+        }
     }
 
     test("many connections at once with leases that expire under their holders: purges race releases, and no call waits on another in a cycle") {
