@@ -219,6 +219,7 @@ BEGIN
         IF p_total < 0 THEN
             RAISE EXCEPTION 'PERMITS a semaphore''s total must be 0 or more, was %', p_total USING ERRCODE = '22023';
         END IF;
+        PERFORM ${schema}.${prefix}check_input(p_name, NULL, NULL, NULL);
         -- Created here, or by a call that got there first; a sweep may delete it again before the lock: then again.
         INSERT INTO ${schema}.${prefix}semaphores (name, total, free, queued, seq, last_token, slots, free_head, idle_ms, expires_at)
             VALUES (p_name, p_total, p_total, 0, 0, 0, 0, 0, p_idle_ms, p_now + p_idle_ms * interval '1 millisecond')
@@ -275,7 +276,12 @@ DECLARE
     s ${schema}.${prefix}semaphores%ROWTYPE;
     t record;
 BEGIN
-    PERFORM ${schema}.${prefix}check_input(p_name, p_id, p_permits, ARRAY[p_idle_ms, p_lease_ms, p_ttl_ms]);
+    -- The counts and times here, cheaply; the name when open() creates the semaphore, the id when it joins the line
+    -- (only a queued request is ever notified, P7): the fast path pays for integer comparisons only.
+    IF p_permits IS NULL OR p_permits < 1 OR p_lease_ms IS NULL OR p_lease_ms NOT BETWEEN 1 AND 315360000000
+        OR p_idle_ms IS NULL OR p_idle_ms NOT BETWEEN 1 AND 315360000000 OR p_ttl_ms NOT BETWEEN 1 AND 315360000000 THEN
+        PERFORM ${schema}.${prefix}check_input(p_name, NULL, p_permits, ARRAY[p_idle_ms, p_lease_ms, p_ttl_ms]);
+    END IF;
     SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR NO KEY UPDATE;
     IF NOT FOUND OR p_retry OR s.queued <> 0 OR s.free < p_permits OR s.idle_ms < p_idle_ms THEN
         s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, now_ts);
@@ -309,6 +315,7 @@ BEGIN
         kind := 'B';
         RETURN;
     END IF;
+    PERFORM ${schema}.${prefix}check_input(p_name, p_id, NULL, NULL);
     number := s.seq + 1;
     t := ${schema}.${prefix}take(p_name, s.free_head, s.slots, 'Q', p_id, p_permits, p_lease_ms, number, 0, now_ts,
         now_ts + p_ttl_ms * interval '1 millisecond');

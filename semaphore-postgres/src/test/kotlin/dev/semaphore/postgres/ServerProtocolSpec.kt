@@ -127,7 +127,8 @@ class ServerProtocolSpec : FunSpec({
             "permits must be at least 1, was -1"
         shouldThrow<IllegalArgumentException> { calls.acquire(c, name, 2, idle, "aaaa-3", 0, 60_000, null) }.message shouldBe
             "permits must be at least 1, was 0"
-        shouldThrow<IllegalArgumentException> { calls.acquire(c, name, 2, idle, "no-client-part", 1, 60_000, null) }.message shouldContain
+        // The id names the channel a queued request is told on (P7): checked when it joins the line.
+        shouldThrow<IllegalArgumentException> { calls.acquire(c, name, 2, idle, "no-client-part", 2, 60_000, 10_000) }.message shouldContain
             "was \"no-client-part\""
         shouldThrow<IllegalArgumentException> { calls.acquire(c, "tab\there", 2, idle, "aaaa-4", 1, 60_000, null) }.message shouldContain
             "without control characters"
