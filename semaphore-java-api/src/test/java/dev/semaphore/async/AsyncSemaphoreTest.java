@@ -343,12 +343,12 @@ class AsyncSemaphoreTest {
 
     @Test
     void waitingOnASemaphoreNotBackedByTheEngineIsRejectedByName() {
-        Semaphore foreign = TestSupport.foreignImplementation(Semaphore.class, "RedisSemaphore");
+        Semaphore foreign = TestSupport.foreignImplementation(Semaphore.class, "DistributedSemaphore");
         AsyncSemaphore view = AsyncSemaphore.of(foreign);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, view::acquire);
-        assertTrue(e.getMessage().contains("RedisSemaphore"), e.getMessage());
+        assertTrue(e.getMessage().contains("DistributedSemaphore"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, view::acquireBlocking);
-        assertTrue(e.getMessage().contains("RedisSemaphore"), e.getMessage());
+        assertTrue(e.getMessage().contains("DistributedSemaphore"), e.getMessage());
     }
 
     @Test

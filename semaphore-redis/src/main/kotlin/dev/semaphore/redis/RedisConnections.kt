@@ -5,6 +5,7 @@
  */
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.DistributedConfig
 import io.lettuce.core.AbstractRedisClient
 import io.lettuce.core.ClientOptions
 import io.lettuce.core.RedisURI
@@ -36,7 +37,7 @@ internal class LeasePacedDelay : Delay() {
      * Lowers the cap for a handle configured with [config] (never raises it: the state is one value). Handles are made
      * per call, so the common case, a bound the cap already meets, reads one field and takes no lock.
      */
-    fun admit(config: RedisSemaphoreConfig) {
+    fun admit(config: DistributedConfig) {
         val bound = reconnectBound(config).coerceAtLeast(MIN)
         if (bound < cap) synchronized(this) { cap = minOf(cap, bound) }
     }
@@ -52,7 +53,7 @@ internal class LeasePacedDelay : Delay() {
 }
 
 /** The longest reconnect delay that [config]'s leases and queued requests allow (C1): a quarter of their slack. */
-internal fun reconnectBound(config: RedisSemaphoreConfig): Duration =
+internal fun reconnectBound(config: DistributedConfig): Duration =
     minOf(config.leaseTime - config.renewInterval, config.waiterTimeToLive - config.heartbeatInterval) / 4
 
 /** The command timeout of a client made from a URI that sets none (`?timeout=`): Lettuce's default is 60 s. */
@@ -94,7 +95,7 @@ internal fun clusterOptions(): ClusterClientOptions =
  * handle's timings: the client's reconnect delay, as it grows, must stay within [reconnectBound] of the handle.
  * @throws IllegalArgumentException if auto-reconnect is off, naming the option.
  */
-internal fun checkApplicationClient(client: AbstractRedisClient): (RedisSemaphoreConfig) -> Unit {
+internal fun checkApplicationClient(client: AbstractRedisClient): (DistributedConfig) -> Unit {
     require(client.options.isAutoReconnect) {
         "the Lettuce client $client has autoReconnect off: a connection that drops would never come back, and every lease " +
             "of this RedisSemaphoreClient would be lost at its expiry; build it with ClientOptions.builder().autoReconnect(true)"

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
@@ -103,14 +105,14 @@ class ApiShapesSpec : FunSpec({
         }
     }
 
-    test("RedisSemaphoreConfig takes named arguments only: its public constructor starts with a vararg that nothing can fill") {
-        // RedisSemaphoreConfig(30.seconds, 10.seconds) does not compile (a Duration is not a NamedArgumentsOnly).
-        val marker = RedisSemaphoreConfig.NamedArgumentsOnly::class.java
+    test("DistributedConfig takes named arguments only: its public constructor starts with a vararg that nothing can fill") {
+        // DistributedConfig(30.seconds, 10.seconds) does not compile (a Duration is not a NamedArgumentsOnly).
+        val marker = DistributedConfig.NamedArgumentsOnly::class.java
         marker.constructors.filter { Modifier.isPublic(it.modifiers) } shouldBe emptyList()
-        val withDurations = RedisSemaphoreConfig::class.java.constructors.filter { it.parameterCount > 0 }
+        val withDurations = DistributedConfig::class.java.constructors.filter { it.parameterCount > 0 }
         withDurations.isEmpty() shouldBe false
         for (c in withDurations) c.parameterTypes[0] shouldBe java.lang.reflect.Array.newInstance(marker, 0).javaClass
-        val config = RedisSemaphoreConfig(leaseTime = 3.seconds, heartbeatInterval = 500.milliseconds)
+        val config = DistributedConfig(leaseTime = 3.seconds, heartbeatInterval = 500.milliseconds)
         config.leaseTime shouldBe 3.seconds
         config.renewInterval shouldBe 1.seconds // a third of the lease, by default
         config.waiterTimeToLive shouldBe 10.seconds
@@ -118,18 +120,18 @@ class ApiShapesSpec : FunSpec({
     }
 
     test("the Java withers: an interval left at its default follows its time; one that was set stays") {
-        val derived = RedisSemaphoreConfig().withLeaseTime(java.time.Duration.ofMillis(300))
+        val derived = DistributedConfig().withLeaseTime(java.time.Duration.ofMillis(300))
         derived.leaseTime shouldBe 300.milliseconds
         derived.renewInterval shouldBe 100.milliseconds
-        val set = RedisSemaphoreConfig().withRenewInterval(java.time.Duration.ofSeconds(5)).withLeaseTime(java.time.Duration.ofSeconds(60))
+        val set = DistributedConfig().withRenewInterval(java.time.Duration.ofSeconds(5)).withLeaseTime(java.time.Duration.ofSeconds(60))
         set.renewInterval shouldBe 5.seconds
-        val ttl = RedisSemaphoreConfig().withWaiterTimeToLive(java.time.Duration.ofSeconds(1))
+        val ttl = DistributedConfig().withWaiterTimeToLive(java.time.Duration.ofSeconds(1))
         ttl.heartbeatInterval shouldBe 200.milliseconds
         ttl.withHeartbeatInterval(java.time.Duration.ofMillis(50)).heartbeatInterval shouldBe 50.milliseconds
-        shouldThrow<IllegalArgumentException> { RedisSemaphoreConfig().withRenewInterval(java.time.Duration.ofSeconds(40)) }
+        shouldThrow<IllegalArgumentException> { DistributedConfig().withRenewInterval(java.time.Duration.ofSeconds(40)) }
             .message shouldContain "was 40s"
         shouldThrow<IllegalArgumentException> {
-            RedisSemaphoreConfig().withRenewInterval(java.time.Duration.ofSeconds(5)).withLeaseTime(java.time.Duration.ofSeconds(2))
+            DistributedConfig().withRenewInterval(java.time.Duration.ofSeconds(5)).withLeaseTime(java.time.Duration.ofSeconds(2))
         }.message shouldContain "at most half of leaseTime (2s), so that a renewal that fails can be tried again before the lease ends; was 5s"
     }
 

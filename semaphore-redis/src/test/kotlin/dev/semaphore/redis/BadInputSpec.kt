@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import dev.semaphore.SemaphoreClosedException
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -60,23 +62,23 @@ class BadInputSpec : FunSpec({
         Row("a lease of another semaphore", IllegalArgumentException::class, "belongs to semaphore bad-input-other") { s.release(foreign) },
         Row("a second release", IllegalStateException::class, "already released") { s.release(released) },
         Row("renewing a released lease", LeaseLostException::class, "it was released") { s.renew(released) },
-        Row("leaseTime 0", IllegalArgumentException::class, "was 0s") { RedisSemaphoreConfig(leaseTime = 0.seconds) },
+        Row("leaseTime 0", IllegalArgumentException::class, "was 0s") { DistributedConfig(leaseTime = 0.seconds) },
         Row("renewInterval not shorter than leaseTime", IllegalArgumentException::class, "was 5s") {
-            RedisSemaphoreConfig(leaseTime = 5.seconds, renewInterval = 5.seconds)
+            DistributedConfig(leaseTime = 5.seconds, renewInterval = 5.seconds)
         },
         Row("renewInterval more than half of leaseTime (K1: a failed renewal could not be tried again)", IllegalArgumentException::class,
             "at most half of leaseTime (5s), so that a renewal that fails can be tried again before the lease ends; was 2.6s: lower renewInterval or raise leaseTime") {
-            RedisSemaphoreConfig(leaseTime = 5.seconds, renewInterval = 2.6.seconds)
+            DistributedConfig(leaseTime = 5.seconds, renewInterval = 2.6.seconds)
         },
         Row("heartbeatInterval not shorter than the time to live", IllegalArgumentException::class, "was 2s") {
-            RedisSemaphoreConfig(waiterTimeToLive = 1.seconds, heartbeatInterval = 2.seconds)
+            DistributedConfig(waiterTimeToLive = 1.seconds, heartbeatInterval = 2.seconds)
         },
         Row("heartbeatInterval more than half of the time to live (K1)", IllegalArgumentException::class,
             "at most half of waiterTimeToLive (1s), so that a heartbeat that fails can be sent again before the request is dropped; was 600ms") {
-            RedisSemaphoreConfig(waiterTimeToLive = 1.seconds, heartbeatInterval = 600.milliseconds)
+            DistributedConfig(waiterTimeToLive = 1.seconds, heartbeatInterval = 600.milliseconds)
         },
         Row("waiterTimeToLive under 2 ms", IllegalArgumentException::class, "was 1.5ms") {
-            RedisSemaphoreConfig(waiterTimeToLive = 1.5.milliseconds, heartbeatInterval = 0.1.milliseconds)
+            DistributedConfig(waiterTimeToLive = 1.5.milliseconds, heartbeatInterval = 0.1.milliseconds)
         },
     )
 

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
@@ -34,7 +36,7 @@ class BoundedStateSpec : FunSpec({
     afterSpec { redis.close() }
     val (server, a, b) = redis
     val fresh = redis::fresh
-    val fast = RedisSemaphoreConfig(waiterTimeToLive = 500.milliseconds, heartbeatInterval = 100.milliseconds)
+    val fast = DistributedConfig(waiterTimeToLive = 500.milliseconds, heartbeatInterval = 100.milliseconds)
 
     /** The heap in use after full collections (several, until it stops shrinking). */
     fun usedHeap(): Long {
@@ -98,7 +100,7 @@ class BoundedStateSpec : FunSpec({
                     client.semaphore(two, 1, fast).release(last)
                 }
                 // A fixed lease that runs out is forgotten too.
-                val fixed = client.semaphore(one, 1, RedisSemaphoreConfig(leaseTime = 300.milliseconds, autoRenew = false))
+                val fixed = client.semaphore(one, 1, DistributedConfig(leaseTime = 300.milliseconds, autoRenew = false))
                 val lost = fixed.acquire()
                 shouldThrow<LeaseLostException> { withTimeout(5.seconds) { lost.awaitEnd() } }
                 val lastLeave = TimeSource.Monotonic.markNow()

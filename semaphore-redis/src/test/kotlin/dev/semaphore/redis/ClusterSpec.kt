@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
@@ -20,7 +22,7 @@ import kotlin.time.TimeSource
 
 /** A real Redis Cluster of 3 masters: semaphores whose slots are on different nodes, used from two cluster clients. */
 class ClusterSpec : FunSpec({
-    val config = RedisSemaphoreConfig(leaseTime = 5.seconds, waiterTimeToLive = 3.seconds, heartbeatInterval = 200.milliseconds)
+    val config = DistributedConfig(leaseTime = 5.seconds, waiterTimeToLive = 3.seconds, heartbeatInterval = 200.milliseconds)
 
     /** A semaphore name whose keys' slot is served by node [node] of [cluster]. */
     fun nameOn(cluster: LocalRedisCluster, node: Int): String =
@@ -98,7 +100,7 @@ class ClusterSpec : FunSpec({
         LocalRedisCluster.start(3).use { cluster ->
             // Long heartbeats: only pub/sub can bring a grant well within one heartbeat interval.
             val heartbeatInterval = 20.seconds
-            val slow = RedisSemaphoreConfig(waiterTimeToLive = 60.seconds, heartbeatInterval = heartbeatInterval)
+            val slow = DistributedConfig(waiterTimeToLive = 60.seconds, heartbeatInterval = heartbeatInterval)
             val sharded = LocalRedisServer.majorVersion >= 7
             println("cluster of redis-server ${LocalRedisServer.binary} (major version ${LocalRedisServer.majorVersion}): ${if (sharded) "SPUBLISH" else "PUBLISH"}")
             val resources = quickReconnects()
@@ -144,7 +146,7 @@ class ClusterSpec : FunSpec({
                     sinceFirstQueued shouldBeLessThan heartbeatInterval // no heartbeat of this line has run yet
                     published(owner, command) shouldBe publishedBefore + 1 // both grants in one message
                     if (sharded) cluster.nodes.sumOf { published(it, "publish") } shouldBe 0
-                    waiting.publishCommand shouldBe (if (sharded) "SPUBLISH" else "PUBLISH")
+                    waiting.redis.publishCommand shouldBe (if (sharded) "SPUBLISH" else "PUBLISH")
                     leases[1].fencingToken shouldBeGreaterThan leases[0].fencingToken
                     leases.forEach { s.release(it) }
                     s.availablePermits() shouldBe 2
@@ -170,7 +172,7 @@ class ClusterSpec : FunSpec({
             }
             RedisSemaphoreClient.connectCluster(*cluster.uris).use { client ->
                 shouldThrow<IllegalArgumentException> {
-                    client.semaphore("x", 1, RedisSemaphoreConfig(replicaAcks = 1))
+                    client.semaphore("x", 1, DistributedConfig(replicaAcks = 1))
                 }.message shouldBe "replicaAcks (1) is not supported on a Redis Cluster client; use 0"
             }
         }

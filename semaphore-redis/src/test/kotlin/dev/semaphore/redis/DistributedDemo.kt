@@ -1,10 +1,12 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import kotlin.system.exitProcess
 
 /**
  * The distributed demo (README, "Run it"): a local redis-server started as the tests start
- * it, 3 worker JVMs sharing a RedisSemaphore of 2 permits (lease 2 s, renewed while held); one worker
+ * it, 3 worker JVMs sharing a DistributedSemaphore of 2 permits (lease 2 s, renewed while held); one worker
  * is killed with kill -9 while it holds a permit, and the output shows its lease expiring and the
  * other two being served together again, with fencing tokens. It checks what it shows, and exits
  * non-zero if a check fails.

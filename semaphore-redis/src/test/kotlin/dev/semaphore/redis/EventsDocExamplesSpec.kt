@@ -1,6 +1,8 @@
 package dev.semaphore.redis
 
-import dev.semaphore.redis.micrometer.RedisSemaphoreMetrics
+import dev.semaphore.distributed.*
+
+import dev.semaphore.distributed.micrometer.DistributedSemaphoreMetrics
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldBeEmpty
@@ -38,7 +40,7 @@ class EventsDocExamplesSpec : FunSpec({
 
     test("listener-kotlin: a loss is logged") {
         // example: listener-kotlin
-        val registration = client.addListener(object : RedisLeaseListener {
+        val registration = client.addListener(object : LeaseListener {
             override fun onRenewalFailed(lease: LeaseInfo, cause: Throwable) =
                 log.warn("renewing ${lease.semaphoreName} failed, ${lease.remaining} left: $cause")
             override fun onLeaseLost(lease: LeaseInfo, cause: LeaseLostException) =
@@ -47,7 +49,7 @@ class EventsDocExamplesSpec : FunSpec({
         // end
         try {
             runBlocking {
-                val fixed = client.semaphore("reports", 1, RedisSemaphoreConfig(leaseTime = 300.milliseconds, autoRenew = false))
+                val fixed = client.semaphore("reports", 1, DistributedConfig(leaseTime = 300.milliseconds, autoRenew = false))
                 val lease = fixed.acquire()
                 shouldThrow<LeaseLostException> { withTimeout(5.seconds) { lease.awaitEnd() } }
                 awaitCondition("logged") { log.lines.isNotEmpty() }
@@ -62,16 +64,16 @@ class EventsDocExamplesSpec : FunSpec({
         val seen = CopyOnWriteArrayList<String>()
         // example: jfr-kotlin
         val rs = RecordingStream()
-        rs.enable("dev.semaphore.redis.LeaseRenewed").withThreshold(java.time.Duration.ZERO) // every renewal
-        rs.enable("dev.semaphore.redis.RenewalFailed")
-        rs.enable("dev.semaphore.redis.LeaseLost")
+        rs.enable("dev.semaphore.distributed.LeaseRenewed").withThreshold(java.time.Duration.ZERO) // every renewal
+        rs.enable("dev.semaphore.distributed.RenewalFailed")
+        rs.enable("dev.semaphore.distributed.LeaseLost")
         rs.onEvent { event -> println(event) }
         rs.startAsync()
         // end
         rs.use {
             rs.onEvent { event -> seen += event.getString("semaphore") }
             runBlocking {
-                val s = client.semaphore("recorded", 1, RedisSemaphoreConfig(leaseTime = 3.seconds, renewInterval = 100.milliseconds))
+                val s = client.semaphore("recorded", 1, DistributedConfig(leaseTime = 3.seconds, renewInterval = 100.milliseconds))
                 val lease = s.acquire()
                 awaitCondition("a renewal recorded") { "recorded" in seen }
                 s.release(lease)
@@ -82,14 +84,14 @@ class EventsDocExamplesSpec : FunSpec({
     test("metrics-kotlin: a semaphore and a lock bound") {
         val registry = SimpleMeterRegistry()
         // example: metrics-kotlin
-        val db = RedisSemaphoreMetrics.of(client.semaphore("db", 8))                 // figures read every 10 s
-        val jobs = RedisSemaphoreMetrics.of(client.lock("jobs")).refreshEvery(5.seconds).tag("region", "eu")
+        val db = DistributedSemaphoreMetrics.of(client.semaphore("db", 8))                 // figures read every 10 s
+        val jobs = DistributedSemaphoreMetrics.of(client.lock("jobs")).refreshEvery(5.seconds).tag("region", "eu")
         db.bindTo(registry)
         jobs.bindTo(registry)
         // end
         runBlocking {
-            awaitCondition("read") { registry.get(RedisSemaphoreMetrics.PERMITS_AVAILABLE).tag("name", "db").gauge().value() == 8.0 }
-            awaitCondition("read") { registry.get(RedisSemaphoreMetrics.PERMITS_LIMIT).tag("region", "eu").gauge().value() == 1.0 }
+            awaitCondition("read") { registry.get(DistributedSemaphoreMetrics.PERMITS_AVAILABLE).tag("name", "db").gauge().value() == 8.0 }
+            awaitCondition("read") { registry.get(DistributedSemaphoreMetrics.PERMITS_LIMIT).tag("region", "eu").gauge().value() == 1.0 }
         }
         db.close()
         jobs.close()
@@ -113,7 +115,7 @@ class EventsDocExamplesSpec : FunSpec({
         } finally {
             System.setOut(out)
         }
-        printed.toString() shouldContain "RedisSemaphore \"both\": 3 permits, 1 holder"
+        printed.toString() shouldContain "DistributedSemaphore \"both\": 3 permits, 1 holder"
         runBlocking { client.semaphore("both", 3).release(held) }
     }
 

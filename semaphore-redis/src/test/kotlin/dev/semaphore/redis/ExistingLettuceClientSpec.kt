@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import dev.semaphore.SemaphoreClosedException
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
@@ -33,7 +35,7 @@ class ExistingLettuceClientSpec : FunSpec({
             val other = RedisSemaphoreClient.connect(server.uri)
             try {
                 runBlocking {
-                    val fast = RedisSemaphoreConfig(waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
+                    val fast = DistributedConfig(waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
                     val s = client.semaphore("existing", 1, fast)
                     val held = other.semaphore("existing", 1, fast).acquire()
                     val waiter = async { s.acquire() } // a wait in line: pub/sub through the application's client
@@ -77,7 +79,7 @@ class ExistingLettuceClientSpec : FunSpec({
                 refused.message!! shouldContain "reconnectDelay"
                 shouldThrow<IllegalArgumentException> { client.lock("defaults") }
                 // ...and accepted for timings it fits: leases of 5 minutes, renewed every minute; waiters alive for 3.
-                val long = RedisSemaphoreConfig(leaseTime = 300.seconds, renewInterval = 60.seconds, waiterTimeToLive = 180.seconds)
+                val long = DistributedConfig(leaseTime = 300.seconds, renewInterval = 60.seconds, waiterTimeToLive = 180.seconds)
                 runBlocking {
                     val s = client.semaphore("long", 1, long)
                     s.release(s.acquire())

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import java.io.IOException
 import java.io.InputStream
 import java.io.OutputStream

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
 import io.kotest.matchers.comparables.shouldBeLessThan
@@ -26,7 +28,7 @@ class IdleExpirySpec : FunSpec({
     val fresh = redis::fresh
     val idleExpiry = 1.seconds
     val leaseTime = 500.milliseconds
-    val config = RedisSemaphoreConfig(leaseTime = leaseTime, idleExpiry = idleExpiry, waiterTimeToLive = 500.milliseconds, heartbeatInterval = 100.milliseconds)
+    val config = DistributedConfig(leaseTime = leaseTime, idleExpiry = idleExpiry, waiterTimeToLive = 500.milliseconds, heartbeatInterval = 100.milliseconds)
 
     test("after the last release the keys have a TTL and are gone about idleExpiry later; the next acquire creates them again with a higher token") {
         runBlocking {

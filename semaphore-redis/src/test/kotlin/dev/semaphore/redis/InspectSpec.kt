@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
@@ -36,7 +38,7 @@ class InspectSpec : FunSpec({
     test("holders and line: client id and name, permits, fencing token, time left; the line in order with the time waited") {
         runBlocking {
             val name = fresh("both")
-            val config = RedisSemaphoreConfig(leaseTime = 20.seconds)
+            val config = DistributedConfig(leaseTime = 20.seconds)
             val s = named.semaphore(name, 3, config)
             val other = b.semaphore(name, 3, config)
             s.availablePermits() shouldBe 3 // created: the acquires below take the fast path
@@ -86,7 +88,7 @@ class InspectSpec : FunSpec({
             fromB.line.map { it.isThisClient } shouldBe listOf(true, false)
 
             val dump = seen.toString()
-            dump shouldContain "RedisSemaphore \"$name\": 3 permits, 2 holders, 2 in line"
+            dump shouldContain "DistributedSemaphore \"$name\": 3 permits, 2 holders, 2 in line"
             dump shouldContain "${mine.id}: 2 permits, fencing token ${mine.fencingToken}"
             dump shouldContain "\"inspector-a\" (this client)"
             dump shouldContain "1. "
@@ -113,7 +115,7 @@ class InspectSpec : FunSpec({
             empty.queueLength shouldBe 0
             empty.heldPermits shouldBe 0
             empty.availablePermits shouldBe 3
-            empty.toString() shouldBe "RedisSemaphore \"$name\": 3 permits, 0 holders, 0 in line"
+            empty.toString() shouldBe "DistributedSemaphore \"$name\": 3 permits, 0 holders, 0 in line"
             server.reply("HKEYS", redisKeys(name)[0]).filter { '-' in it } shouldBe emptyList() // nothing of them is left
         }
     }
@@ -235,7 +237,7 @@ class InspectSpec : FunSpec({
             seen.owner shouldBe owner
             seen.queueLength shouldBe 1
             seen.line.single().clientName shouldBe b.clientName
-            seen.toString() shouldContain "RedisLock \"$name\": locked, 1 in line, owner $owner"
+            seen.toString() shouldContain "DistributedLock \"$name\": locked, 1 in line, owner $owner"
 
             val fromB = b.lock(name).inspect(limit = 0)
             fromB.holder.shouldNotBeNull().isThisClient shouldBe false

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldBeEmpty
@@ -35,9 +37,10 @@ import kotlin.time.Duration.Companion.seconds
  */
 class LeaseEventsSpec : FunSpec({
     val server = LocalRedisServer.start()
+    // b connects first: the JVM's first connection loads Lettuce and Netty, which can take longer than a's 200 ms.
+    val b = RedisSemaphoreClient.connect(server.uri)
     // Commands time out after 200 ms: a renewal sent while the server is paused fails fast, and is retried.
     val a = RedisSemaphoreClient.connect("${server.uri}?timeout=200ms&clientName=events-a")
-    val b = RedisSemaphoreClient.connect(server.uri)
     afterSpec {
         a.close()
         b.close()
@@ -45,11 +48,11 @@ class LeaseEventsSpec : FunSpec({
     }
     val names = java.util.concurrent.atomic.AtomicInteger()
     fun fresh(prefix: String) = "$prefix-${names.incrementAndGet()}"
-    val renewing = RedisSemaphoreConfig(leaseTime = 3.seconds, renewInterval = 200.milliseconds)
+    val renewing = DistributedConfig(leaseTime = 3.seconds, renewInterval = 200.milliseconds)
 
     /** The log of the module (java.util.logging, through System.Logger), collected while the spec runs. */
     val logged = CopyOnWriteArrayList<LogRecord>()
-    val moduleLogger: Logger = Logger.getLogger("dev.semaphore.redis") // kept: JUL holds loggers weakly
+    val moduleLogger: Logger = Logger.getLogger("dev.semaphore.distributed") // kept: JUL holds loggers weakly
     val collector = object : Handler() {
         override fun publish(record: LogRecord) {
             logged += record
@@ -61,7 +64,7 @@ class LeaseEventsSpec : FunSpec({
     afterSpec { moduleLogger.removeHandler(collector) }
 
     /** A listener that writes down what it is told. */
-    class Recorder : RedisLeaseListener {
+    class Recorder : LeaseListener {
         val renewed = CopyOnWriteArrayList<LeaseInfo>()
         val failed = CopyOnWriteArrayList<Pair<LeaseInfo, Throwable>>()
         val lost = CopyOnWriteArrayList<Pair<LeaseInfo, LeaseLostException>>()
@@ -76,7 +79,7 @@ class LeaseEventsSpec : FunSpec({
             val name = fresh("told")
             val s = a.semaphore(name, 3, renewing)
             val recorder = Recorder()
-            val thrower = object : RedisLeaseListener {
+            val thrower = object : LeaseListener {
                 override fun onLeaseRenewed(lease: LeaseInfo) = throw IllegalStateException("a listener's bug, on ${lease.leaseId}")
                 override fun toString() = "the throwing listener"
             }
@@ -139,7 +142,7 @@ class LeaseEventsSpec : FunSpec({
     test("renewals that fail until the lease's end: each failure told with the time left, then the loss once, whose cause is the last failure") {
         runBlocking {
             val name = fresh("expired")
-            val short = RedisSemaphoreConfig(leaseTime = 1200.milliseconds, renewInterval = 300.milliseconds)
+            val short = DistributedConfig(leaseTime = 1200.milliseconds, renewInterval = 300.milliseconds)
             val recorder = Recorder()
             a.addListener(recorder).use {
                 val lease = a.semaphore(name, 1, short).acquire()
@@ -174,7 +177,7 @@ class LeaseEventsSpec : FunSpec({
                 awaitCondition("renewed") { recorder.renewalsOf(released) >= 1 }
                 s.release(released)
                 val theirs = b.semaphore(name, 2, renewing).acquire() // b's lease: b renews it, a's listener hears nothing
-                val fixed = a.semaphore(fresh("fixed"), 1, RedisSemaphoreConfig(leaseTime = 500.milliseconds, autoRenew = false)).acquire()
+                val fixed = a.semaphore(fresh("fixed"), 1, DistributedConfig(leaseTime = 500.milliseconds, autoRenew = false)).acquire()
                 shouldThrow<LeaseLostException> { withTimeout(5.seconds) { fixed.awaitEnd() } }
                 awaitCondition("the fixed lease's end told") { recorder.lost.isNotEmpty() }
                 delay(500)
@@ -214,12 +217,12 @@ class LeaseEventsSpec : FunSpec({
         client.listenerCount shouldBe 0
     }
 
-    test("JFR: dev.semaphore.redis.LeaseRenewed, RenewalFailed and LeaseLost, read back with RecordingStream, with the lease's fields and the client's name") {
+    test("JFR: dev.semaphore.distributed.LeaseRenewed, RenewalFailed and LeaseLost, read back with RecordingStream, with the lease's fields and the client's name") {
         val events = CopyOnWriteArrayList<RecordedEvent>()
         RecordingStream().use { rs ->
-            rs.enable("dev.semaphore.redis.LeaseRenewed").withThreshold(java.time.Duration.ZERO)
-            rs.enable("dev.semaphore.redis.RenewalFailed")
-            rs.enable("dev.semaphore.redis.LeaseLost")
+            rs.enable("dev.semaphore.distributed.LeaseRenewed").withThreshold(java.time.Duration.ZERO)
+            rs.enable("dev.semaphore.distributed.RenewalFailed")
+            rs.enable("dev.semaphore.distributed.LeaseLost")
             rs.onEvent { events += it }
             rs.startAsync()
             runBlocking {
@@ -227,41 +230,41 @@ class LeaseEventsSpec : FunSpec({
                 val s = a.semaphore(name, 2, renewing)
                 val lease = s.acquire(2)
                 fun of(type: String) = events.filter { it.eventType.name == type && it.getString("leaseId") == lease.id }
-                awaitCondition("renewals recorded") { of("dev.semaphore.redis.LeaseRenewed").size >= 2 }
+                awaitCondition("renewals recorded") { of("dev.semaphore.distributed.LeaseRenewed").size >= 2 }
                 server.pause(true)
                 try {
-                    awaitCondition("a failed renewal recorded", 10.seconds) { of("dev.semaphore.redis.RenewalFailed").isNotEmpty() }
+                    awaitCondition("a failed renewal recorded", 10.seconds) { of("dev.semaphore.distributed.RenewalFailed").isNotEmpty() }
                 } finally {
                     server.pause(false)
                 }
                 server.reply("ZREM", redisKeys(name)[3], "${lease.id}:${lease.permits}") shouldBe listOf("1")
                 shouldThrow<LeaseLostException> { withTimeout(10.seconds) { lease.awaitEnd() } }
-                awaitCondition("the loss recorded") { of("dev.semaphore.redis.LeaseLost").isNotEmpty() }
+                awaitCondition("the loss recorded") { of("dev.semaphore.distributed.LeaseLost").isNotEmpty() }
 
-                val renewed = of("dev.semaphore.redis.LeaseRenewed").first()
+                val renewed = of("dev.semaphore.distributed.LeaseRenewed").first()
                 renewed.getString("semaphore") shouldBe name
                 renewed.getString("client") shouldBe "events-a"
                 renewed.getInt("permits") shouldBe 2
                 renewed.getLong("fencingToken") shouldBe lease.fencingToken
                 renewed.getDuration("remaining") shouldBeGreaterThan java.time.Duration.ofMillis(2000)
                 renewed.duration shouldBeGreaterThan java.time.Duration.ZERO // the renewal's round trip
-                renewed.eventType.categoryNames shouldBe listOf("Semaphore", "Redis")
-                renewed.eventType.label shouldBe "Redis Lease Renewed"
+                renewed.eventType.categoryNames shouldBe listOf("Semaphore", "Distributed")
+                renewed.eventType.label shouldBe "Distributed Lease Renewed"
                 renewed.stackTrace shouldBe null
 
-                val failed = of("dev.semaphore.redis.RenewalFailed").first()
+                val failed = of("dev.semaphore.distributed.RenewalFailed").first()
                 failed.getString("cause") shouldStartWith RedisUnavailableException::class.java.name
                 failed.getString("cause") shouldContain "caused by io.lettuce.core.RedisCommandTimeoutException"
                 failed.getDuration("remaining").isNegative shouldBe false
                 failed.duration shouldBeGreaterThanOrEqualTo java.time.Duration.ofMillis(150) // it waited for the 200 ms timeout
                 failed.getString("client") shouldBe "events-a"
 
-                val lost = of("dev.semaphore.redis.LeaseLost").single()
+                val lost = of("dev.semaphore.distributed.LeaseLost").single()
                 lost.getString("semaphore") shouldBe name
                 lost.getString("cause") shouldStartWith LeaseLostException::class.java.name
                 lost.getString("cause") shouldContain "can no longer be renewed"
                 lost.getLong("fencingToken") shouldBe lease.fencingToken
-                lost.eventType.categoryNames shouldBe listOf("Semaphore", "Redis")
+                lost.eventType.categoryNames shouldBe listOf("Semaphore", "Distributed")
             }
         }
     }
@@ -296,13 +299,13 @@ object NoJfrRedisMain {
         RedisSemaphoreClient.connect(uri).use { client ->
             val renewed = java.util.concurrent.atomic.AtomicInteger()
             val lost = java.util.concurrent.atomic.AtomicInteger()
-            client.addListener(object : RedisLeaseListener {
+            client.addListener(object : LeaseListener {
                 override fun onLeaseRenewed(lease: LeaseInfo) { renewed.incrementAndGet() }
                 override fun onLeaseLost(lease: LeaseInfo, cause: LeaseLostException) { lost.incrementAndGet() }
             })
             val name = "no-jfr"
             runBlocking {
-                val s = client.semaphore(name, 1, RedisSemaphoreConfig(leaseTime = 3.seconds, renewInterval = 100.milliseconds))
+                val s = client.semaphore(name, 1, DistributedConfig(leaseTime = 3.seconds, renewInterval = 100.milliseconds))
                 val lease = s.acquire()
                 withTimeout(10.seconds) { while (renewed.get() < 2) delay(10) }
                 io.lettuce.core.RedisClient.create(uri).let { raw ->

@@ -1,6 +1,8 @@
 package dev.semaphore.redis
 
-import dev.semaphore.redis.async.AsyncRedisSemaphore
+import dev.semaphore.distributed.*
+
+import dev.semaphore.distributed.async.AsyncDistributedSemaphore
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
@@ -54,7 +56,7 @@ class LeaseKeepingSpec : FunSpec({
         runBlocking {
             val name = fresh("fixed")
             val leaseTime = 600.milliseconds
-            val fixed = RedisSemaphoreConfig(leaseTime = leaseTime, autoRenew = false, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
+            val fixed = DistributedConfig(leaseTime = leaseTime, autoRenew = false, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
             val s = a.semaphore(name, 2, fixed)
             val other = b.semaphore(name, 2, fixed)
             val before = TimeSource.Monotonic.markNow()
@@ -74,7 +76,7 @@ class LeaseKeepingSpec : FunSpec({
             other.release(taken)
 
             // Renewed by hand, a fixed lease lasts; its holder is told a lease time after the last renewal.
-            val longer = a.semaphore(name, 2, RedisSemaphoreConfig(leaseTime = 1.seconds, autoRenew = false))
+            val longer = a.semaphore(name, 2, DistributedConfig(leaseTime = 1.seconds, autoRenew = false))
             val renewed = longer.acquire()
             repeat(5) {
                 delay(300)
@@ -86,8 +88,8 @@ class LeaseKeepingSpec : FunSpec({
             shouldThrow<LeaseLostException> { withTimeout(5.seconds) { renewed.awaitEnd() } }
             lastRenewal.elapsedNow() shouldBeLessThan 1.seconds + 1.seconds
 
-            // The Java form: RedisPermit.ended() fails with the same LeaseLostException.
-            val permit = AsyncRedisSemaphore.of(s).acquire().join()
+            // The Java form: DistributedPermit.ended() fails with the same LeaseLostException.
+            val permit = AsyncDistributedSemaphore.of(s).acquire().join()
             val ended = shouldThrow<ExecutionException> { permit.ended().get(5, TimeUnit.SECONDS) }
             (ended.cause is LeaseLostException) shouldBe true
             ended.cause!!.message!! shouldContain "fixed lease time"
@@ -101,7 +103,7 @@ class LeaseKeepingSpec : FunSpec({
             val name = fresh("lost")
             val renewInterval = 1.seconds
             // A long lease with a short renewal: only a renewal can find the loss this soon, not the expiry.
-            val config = RedisSemaphoreConfig(leaseTime = 6.seconds, renewInterval = renewInterval)
+            val config = DistributedConfig(leaseTime = 6.seconds, renewInterval = renewInterval)
             val s = a.semaphore(name, 3, config)
             val lease = s.acquire()
             server.reply("ZREM", redisKeys(name)[3], "${lease.id}:${lease.permits}") shouldBe listOf("1") // its entry (head.lua)
@@ -140,8 +142,8 @@ class LeaseKeepingSpec : FunSpec({
     test("a lease from acquire() (not withPermit) outlives 5 lease times: renewed, renewable, not lost, and nobody else got in") {
         runBlocking {
             val name = fresh("renewed")
-            val config = RedisSemaphoreConfig(leaseTime = 600.milliseconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
-            val s = a.semaphore(name, 1, config) as RedisSemaphoreHandle
+            val config = DistributedConfig(leaseTime = 600.milliseconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
+            val s = a.semaphore(name, 1, config) as SemaphoreHandle
             val other = b.semaphore(name, 1, config)
             val lease = s.acquire()
             val start = TimeSource.Monotonic.markNow()
@@ -176,7 +178,7 @@ class LeaseKeepingSpec : FunSpec({
         permits shouldBe 1L
         total shouldBe 1L
         runBlocking {
-            val s = a.semaphore("renewed-worker", 1, RedisSemaphoreConfig(leaseTime = 5.seconds)) as RedisSemaphoreHandle
+            val s = a.semaphore("renewed-worker", 1, DistributedConfig(leaseTime = 5.seconds)) as SemaphoreHandle
             val start = TimeSource.Monotonic.markNow()
             var refused = 0
             while (start.elapsedNow() < (5 * renewedWorkerMs).milliseconds) {
@@ -206,7 +208,7 @@ class LeaseKeepingSpec : FunSpec({
         val heartbeat = 100.milliseconds
         val token = worker.next("HELD ").split(' ')[1].toLong()
         runBlocking {
-            val s = a.semaphore(name, 2, RedisSemaphoreConfig(leaseTime = 5.seconds, waiterTimeToLive = 2.seconds, heartbeatInterval = heartbeat))
+            val s = a.semaphore(name, 2, DistributedConfig(leaseTime = 5.seconds, waiterTimeToLive = 2.seconds, heartbeatInterval = heartbeat))
             val next = async { s.acquire(2) }
             awaitCondition("this JVM's request queued") { s.queueLength() == 1 }
             delay(killedLeaseMs + 500) // longer than its lease: the worker keeps it by renewing it

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.nulls.shouldNotBeNull
@@ -31,7 +33,7 @@ class LineBoundsSpec : FunSpec({
     test("R1: the expiry of a semaphore's hash is its field e after every kind of script (the acquire's fast path reads the clock as e minus PTTL)") {
         runBlocking {
             val name = fresh("clock")
-            val config = RedisSemaphoreConfig(idleExpiry = 2.seconds, leaseTime = 5.seconds, waiterTimeToLive = 5.seconds)
+            val config = DistributedConfig(idleExpiry = 2.seconds, leaseTime = 5.seconds, waiterTimeToLive = 5.seconds)
             val s = b.semaphore(name, 2, config)
             val key = redisKeys(name)[0]
             // e, and the expiry as the server's clock plus PTTL, read in one script (one instant of the server's).

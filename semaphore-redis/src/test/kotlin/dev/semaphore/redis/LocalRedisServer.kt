@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import java.io.File
 import java.net.InetAddress
 import java.net.ServerSocket

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
@@ -14,13 +16,13 @@ import kotlinx.coroutines.withTimeout
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
-/** RedisLock's owners: not reentrant (the same owner locking again is refused at once), holdsLock, and owners that let go. */
+/** DistributedLock's owners: not reentrant (the same owner locking again is refused at once), holdsLock, and owners that let go. */
 class LockOwnerSpec : FunSpec({
     val redis = TwoClients()
     afterSpec { redis.close() }
     val (server, a, b) = redis
     val fresh = redis::fresh
-    val fast = RedisSemaphoreConfig(waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
+    val fast = DistributedConfig(waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
 
     test("the same owner locking again throws IllegalStateException at once, and its first hold is unaffected; another owner waits") {
         runBlocking {
@@ -82,7 +84,7 @@ class LockOwnerSpec : FunSpec({
             lock.unlock(lease)
 
             // A fixed lease that runs out: its owner no longer holds the lock, and may lock again.
-            val fixed = a.lock(name, RedisSemaphoreConfig(leaseTime = 300.milliseconds, autoRenew = false))
+            val fixed = a.lock(name, DistributedConfig(leaseTime = 300.milliseconds, autoRenew = false))
             val lost = fixed.lock(owner)
             fixed.holdsLock(owner) shouldBe true
             shouldThrow<LeaseLostException> { withTimeout(5.seconds) { lost.awaitEnd() } }

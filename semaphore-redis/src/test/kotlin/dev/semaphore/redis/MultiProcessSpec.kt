@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
 import io.kotest.matchers.comparables.shouldBeLessThan
@@ -20,7 +22,7 @@ class MultiProcessSpec : FunSpec({
         client.close()
         server.close()
     }
-    val fast = RedisSemaphoreConfig(leaseTime = 5.seconds, waiterTimeToLive = 1.seconds, heartbeatInterval = 100.milliseconds)
+    val fast = DistributedConfig(leaseTime = 5.seconds, waiterTimeToLive = 1.seconds, heartbeatInterval = 100.milliseconds)
 
     test("3 processes x 20 coroutines x 10 rounds on 3 permits: never more than 3 held, FIFO grants, everything back") {
         val total = 3
@@ -109,7 +111,7 @@ class MultiProcessSpec : FunSpec({
     test("kill -9 of a waiting process: its request leaves the line after its time to live; the next is served") {
         runBlocking {
             // The held lease outlasts the worker JVM's start on a loaded machine: this test is about the waiter.
-            val s = client.semaphore("killed-waiter", 1, RedisSemaphoreConfig(leaseTime = 60.seconds, waiterTimeToLive = 1.seconds, heartbeatInterval = 100.milliseconds))
+            val s = client.semaphore("killed-waiter", 1, DistributedConfig(leaseTime = 60.seconds, waiterTimeToLive = 1.seconds, heartbeatInterval = 100.milliseconds))
             val held = s.acquire()
             WorkerProcess("wait", server.uri, "killed-waiter", "1").use { waiter ->
                 waiter.next("QUEUED")

@@ -1,6 +1,8 @@
 package dev.semaphore.redis
 
-import dev.semaphore.redis.async.AsyncRedisSemaphore
+import dev.semaphore.distributed.*
+
+import dev.semaphore.distributed.async.AsyncDistributedSemaphore
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
@@ -60,7 +62,7 @@ class PartitionSpec : FunSpec({
     test("H1: a grant that reaches its waiter after its lease ended on the server is never handed over: withPermit's block does not run, and the next holder keeps the permit") {
         throughLink { link, a ->
             val name = fresh("late-grant")
-            val config = RedisSemaphoreConfig(
+            val config = DistributedConfig(
                 leaseTime = 1.seconds, renewInterval = 300.milliseconds, waiterTimeToLive = 30.seconds, heartbeatInterval = 200.milliseconds,
             )
             val b = direct.semaphore(name, 1, config)
@@ -94,7 +96,7 @@ class PartitionSpec : FunSpec({
     test("H1: a grant counted as expired when it arrives (heartbeats longer than the lease) is renewed before it is handed over, and is not declared lost") {
         val name = fresh("old-anchor")
         // Heartbeats every 2 s against a lease of 1 s: a grant is counted from the request's last heartbeat.
-        val config = RedisSemaphoreConfig(leaseTime = 1.seconds, waiterTimeToLive = 10.seconds, heartbeatInterval = 2.seconds)
+        val config = DistributedConfig(leaseTime = 1.seconds, waiterTimeToLive = 10.seconds, heartbeatInterval = 2.seconds)
         RedisSemaphoreClient.connect(server.uri).use { a ->
             runBlocking {
                 val b = direct.semaphore(name, 1, config)
@@ -118,7 +120,7 @@ class PartitionSpec : FunSpec({
     test("K3: a release that hangs past the lease's expiry is not looked at again and again: the keeper stays idle, and the release settles it once answered") {
         throughLink { link, a ->
             val name = fresh("hung-release")
-            val config = RedisSemaphoreConfig(leaseTime = 1.seconds)
+            val config = DistributedConfig(leaseTime = 1.seconds)
             val s = a.semaphore(name, 1, config)
             val lease = s.acquire()
             link.hold(toServer = true, toClient = false) // the release waits in the relay
@@ -138,11 +140,11 @@ class PartitionSpec : FunSpec({
     }
 
     context("T1: a timed acquire returns within its timeout plus WITHDRAWAL_WAIT whatever the link does, holds nothing, and its withdrawal reaches the server once the link heals") {
-        val config = RedisSemaphoreConfig(leaseTime = 2.seconds, waiterTimeToLive = 3.seconds, heartbeatInterval = 200.milliseconds)
+        val config = DistributedConfig(leaseTime = 2.seconds, waiterTimeToLive = 3.seconds, heartbeatInterval = 200.milliseconds)
         val timeout = 1500.milliseconds
 
         /** Runs a timed acquire by [call] through a link that [cut] cuts; checks its time, its result and the server after the heal. */
-        suspend fun timed(name: String, busy: Boolean, cut: suspend (FaultyLink) -> Unit, call: suspend (RedisSemaphore, FaultyLink) -> Lease?) {
+        suspend fun timed(name: String, busy: Boolean, cut: suspend (FaultyLink) -> Unit, call: suspend (DistributedSemaphore, FaultyLink) -> Lease?) {
             FaultyLink(server.port).use { link ->
                 RedisSemaphoreClient.connect(link.uri).use { a ->
                     val b = direct.semaphore(name, 2, config)
@@ -187,21 +189,21 @@ class PartitionSpec : FunSpec({
         test("one way, server to client: requests arrive, answers do not") {
             timed(fresh("one-way"), busy = true, { it.hold(toServer = false, toClient = true) }) { s, _ -> s.tryAcquire(timeout) }
         }
-        test("a RedisLock's tryLock(timeout), partitioned both ways") {
+        test("a DistributedLock's tryLock(timeout), partitioned both ways") {
             timed(fresh("lock-cut"), busy = false, { it.partition() }) { s, _ ->
                 s.handle().client.lock(s.name, config).tryLock(timeout)
             }
         }
         test("Java: acquireBlocking(permits, timeout), partitioned both ways") {
             timed(fresh("java-blocking-cut"), busy = false, { it.partition() }) { s, _ ->
-                AsyncRedisSemaphore.of(s).acquireBlocking(1, JavaDuration.ofMillis(timeout.inWholeMilliseconds)).orElse(null)?.let {
+                AsyncDistributedSemaphore.of(s).acquireBlocking(1, JavaDuration.ofMillis(timeout.inWholeMilliseconds)).orElse(null)?.let {
                     error("granted in a partition: $it")
                 }
             }
         }
         test("Java: acquire(permits, timeout)'s future fails with TimeoutException, partitioned both ways") {
             timed(fresh("java-future-cut"), busy = false, { it.partition() }) { s, _ ->
-                val future = AsyncRedisSemaphore.of(s).acquire(1, JavaDuration.ofMillis(timeout.inWholeMilliseconds))
+                val future = AsyncDistributedSemaphore.of(s).acquire(1, JavaDuration.ofMillis(timeout.inWholeMilliseconds))
                 val e = shouldThrow<ExecutionException> { future.get(30, TimeUnit.SECONDS) }
                 (e.cause is TimeoutException) shouldBe true
                 null
@@ -236,7 +238,7 @@ class PartitionSpec : FunSpec({
             val a = RedisSemaphoreClient.connect(link.uri)
             runBlocking {
                 val name = fresh("closed-in-partition")
-                val config = RedisSemaphoreConfig(leaseTime = 2.seconds)
+                val config = DistributedConfig(leaseTime = 2.seconds)
                 val s = a.semaphore(name, 1, config)
                 val lease = s.acquire()
                 val waiter = async(Dispatchers.Default) { runCatching { s.acquire() } }
@@ -261,7 +263,7 @@ class PartitionSpec : FunSpec({
     test("K2: a lease lost while its renewals reach the server but their answers do not is handed back at once, not kept alive by them") {
         throughLink { link, a ->
             val name = fresh("one-way-renewals")
-            val config = RedisSemaphoreConfig(leaseTime = 3.seconds, renewInterval = 1500.milliseconds)
+            val config = DistributedConfig(leaseTime = 3.seconds, renewInterval = 1500.milliseconds)
             val lease = a.semaphore(name, 1, config).acquire()
             link.hold(toServer = false, toClient = true) // renewals extend the lease on the server; their answers wait
             shouldThrow<LeaseLostException> { withTimeout(10.seconds) { lease.awaitEnd() } }
@@ -284,9 +286,9 @@ class PartitionSpec : FunSpec({
     test("L3: a release that gets no answer throws RedisUnavailableException; the lease then ends at its expiry, not lost, and a second release succeeds") {
         throughLink("?timeout=1s") { link, a ->
             val name = fresh("unanswered-release")
-            val config = RedisSemaphoreConfig(leaseTime = 2.seconds)
+            val config = DistributedConfig(leaseTime = 2.seconds)
             val lost = AtomicInteger()
-            a.addListener(object : RedisLeaseListener {
+            a.addListener(object : LeaseListener {
                 override fun onLeaseLost(lease: LeaseInfo, cause: LeaseLostException) {
                     lost.incrementAndGet()
                 }

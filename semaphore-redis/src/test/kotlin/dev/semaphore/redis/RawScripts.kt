@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 /**
  * Runs [script] as a client of another process would, without a handle: with [id], the operation's
  * own arguments ([rest], as [Script.argv] takes them), a configured total of [total], and [publish] as
@@ -13,4 +15,4 @@ internal suspend fun RedisSemaphoreClient.raw(
     vararg rest: String,
     total: Int = 1,
     publish: String = "PUBLISH",
-): Any? = run(script, redisKeys(name), script.argv(id, "86400000", total.toString(), publish, *rest))
+): Any? = redis.run(script, redisKeys(name), script.argv(id, "86400000", total.toString(), publish, *rest))

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import dev.semaphore.SemaphoreClosedException
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
@@ -23,13 +25,13 @@ import java.util.Collections
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
-/** The semantics of RedisSemaphore and RedisLock on one real server, with two clients standing for two JVMs. */
+/** The semantics of DistributedSemaphore and DistributedLock on one real server, with two clients standing for two JVMs. */
 class RedisSemaphoreSpec : FunSpec({
     val redis = TwoClients()
     afterSpec { redis.close() }
     val (server, a, b) = redis
     val fresh = redis::fresh
-    val fast = RedisSemaphoreConfig(leaseTime = 2.seconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
+    val fast = DistributedConfig(leaseTime = 2.seconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
 
     /** Waits (real time, bounded) until [condition] holds. */
     suspend fun eventually(what: String, condition: suspend () -> Boolean) = withTimeout(20.seconds) {
@@ -117,7 +119,7 @@ class RedisSemaphoreSpec : FunSpec({
     test("a fixed lease (autoRenew off) ends at expiry; the next gets a higher token; its holder is told, and its late release is refused") {
         runBlocking {
             val name = fresh("expiry")
-            val short = RedisSemaphoreConfig(leaseTime = 500.milliseconds, autoRenew = false, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
+            val short = DistributedConfig(leaseTime = 500.milliseconds, autoRenew = false, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
             val s = a.semaphore(name, 1, short)
             val stale = s.acquire()
             val next = b.semaphore(name, 1, short).acquire() // served by a heartbeat's purge after 500 ms
@@ -134,7 +136,7 @@ class RedisSemaphoreSpec : FunSpec({
     test("what is due: an expired fixed lease's release is refused; an acquire that fits needs no purge, one that does not fit purges first") {
         runBlocking {
             val name = fresh("fast-path-expiry")
-            val short = RedisSemaphoreConfig(leaseTime = 300.milliseconds, autoRenew = false, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
+            val short = DistributedConfig(leaseTime = 300.milliseconds, autoRenew = false, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
             val s = a.semaphore(name, 2, short)
             val expired = s.acquire()
             delay(600) // nobody queued and no other call: only the next script can see the expiry
@@ -158,7 +160,7 @@ class RedisSemaphoreSpec : FunSpec({
     test("withPermit renews the lease while its block outlives the lease time, and nobody else gets in") {
         runBlocking {
             val name = fresh("renew")
-            val short = RedisSemaphoreConfig(leaseTime = 600.milliseconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
+            val short = DistributedConfig(leaseTime = 600.milliseconds, waiterTimeToLive = 2.seconds, heartbeatInterval = 100.milliseconds)
             val s = a.semaphore(name, 1, short)
             val other = b.semaphore(name, 1, short)
             s.withPermit { lease ->
@@ -206,8 +208,8 @@ class RedisSemaphoreSpec : FunSpec({
             // The scripts look for what is due only from the earliest deadline they know of (lib.lua):
             // a later entry that is due sooner must move that bound forward.
             val name = fresh("mixed")
-            val long = a.semaphore(name, 2, RedisSemaphoreConfig(leaseTime = 60.seconds, waiterTimeToLive = 60.seconds))
-            val short = RedisSemaphoreConfig(leaseTime = 300.milliseconds, waiterTimeToLive = 300.milliseconds)
+            val long = a.semaphore(name, 2, DistributedConfig(leaseTime = 60.seconds, waiterTimeToLive = 60.seconds))
+            val short = DistributedConfig(leaseTime = 300.milliseconds, waiterTimeToLive = 300.milliseconds)
             val kept = long.acquire()
             // A holder with a 300 ms lease that is never renewed nor released (its client "died").
             (b.raw(Script.acquire, name, "dead-holder", "1", "300", "300", "queue", total = 2) is Long) shouldBe true // granted at once: its token
@@ -259,7 +261,7 @@ class RedisSemaphoreSpec : FunSpec({
             shouldThrow<IllegalStateException> { s.release(lease) }.message shouldContain "already released"
             s.availablePermits() shouldBe 2
 
-            val fixed = a.semaphore(name, 2, RedisSemaphoreConfig(leaseTime = 300.milliseconds, autoRenew = false))
+            val fixed = a.semaphore(name, 2, DistributedConfig(leaseTime = 300.milliseconds, autoRenew = false))
             val short = fixed.acquire()
             delay(600)
             shouldThrow<LeaseLostException> { fixed.release(short) }.message shouldContain "expired"
@@ -318,7 +320,7 @@ class RedisSemaphoreSpec : FunSpec({
         }
     }
 
-    test("RedisLock: FIFO, the lease is the owner, withLock") {
+    test("DistributedLock: FIFO, the lease is the owner, withLock") {
         runBlocking {
             val name = fresh("lock")
             val la = a.lock(name)

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
@@ -17,12 +19,12 @@ import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeSource
 
 /**
- * RedisSemaphoreConfig.replicaAcks against a real replica (`redis-server --replicaof`): grants and
+ * DistributedConfig.replicaAcks against a real replica (`redis-server --replicaof`): grants and
  * renewals wait for its acknowledgement (WAIT); a paused replica makes them fail without holding
  * anything; after a failover to the replica, every lease a caller got is there.
  */
 class ReplicaSpec : FunSpec({
-    val replicated = RedisSemaphoreConfig(
+    val replicated = DistributedConfig(
         leaseTime = 2.seconds, renewInterval = 300.milliseconds,
         waiterTimeToLive = 3.seconds, heartbeatInterval = 100.milliseconds,
         replicaAcks = 1, replicaTimeout = 300.milliseconds,
@@ -124,13 +126,13 @@ class ReplicaSpec : FunSpec({
     test("failover: the master killed, the replica promoted; the lease a caller got is there, and new grants get higher fencing tokens") {
         LocalRedisServer.start().use { master ->
             LocalRedisServer.startReplica(master).use { replica ->
-                val config = RedisSemaphoreConfig(leaseTime = 20.seconds, replicaAcks = 1, replicaTimeout = 1.seconds)
+                val config = DistributedConfig(leaseTime = 20.seconds, replicaAcks = 1, replicaTimeout = 1.seconds)
                 val held = RedisSemaphoreClient.connect(master.uri).use { a -> runBlocking { a.semaphore("failover", 2, config).acquire(1) } }
                 master.kill()
                 replica.command("REPLICAOF", "NO", "ONE") shouldBe "+OK"
                 RedisSemaphoreClient.connect(replica.uri).use { b ->
                     runBlocking {
-                        val s = b.semaphore("failover", 2, RedisSemaphoreConfig(leaseTime = 20.seconds))
+                        val s = b.semaphore("failover", 2, DistributedConfig(leaseTime = 20.seconds))
                         s.availablePermits() shouldBe 1 // the lease survived the failover
                         val next = s.acquire(1)
                         next.fencingToken shouldBeGreaterThan held.fencingToken
@@ -158,9 +160,9 @@ class ReplicaSpec : FunSpec({
     }
 
     test("replicaAcks and replicaTimeout are checked, naming the bad value") {
-        shouldThrow<IllegalArgumentException> { RedisSemaphoreConfig(replicaAcks = -1) }.message shouldBe "replicaAcks must be 0 or more, was -1"
-        shouldThrow<IllegalArgumentException> { RedisSemaphoreConfig(replicaAcks = 1, replicaTimeout = 0.milliseconds) }.message shouldBe
+        shouldThrow<IllegalArgumentException> { DistributedConfig(replicaAcks = -1) }.message shouldBe "replicaAcks must be 0 or more, was -1"
+        shouldThrow<IllegalArgumentException> { DistributedConfig(replicaAcks = 1, replicaTimeout = 0.milliseconds) }.message shouldBe
             "replicaTimeout must be at least 1ms, was 0s"
-        RedisSemaphoreConfig().withReplicaAcks(2, java.time.Duration.ofMillis(250)).toString() shouldContain "replicaAcks=2, replicaTimeout=250ms"
+        DistributedConfig().withReplicaAcks(2, java.time.Duration.ofMillis(250)).toString() shouldContain "replicaAcks=2, replicaTimeout=250ms"
     }
 })

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
@@ -41,11 +43,11 @@ class ResizeAndDeleteSpec : FunSpec({
     }
     val names = AtomicInteger()
     fun fresh(prefix: String) = "$prefix-${names.incrementAndGet()}"
-    val fast = RedisSemaphoreConfig(waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
+    val fast = DistributedConfig(waiterTimeToLive = 2.seconds, heartbeatInterval = 200.milliseconds)
 
     /** The client's warnings (java.util.logging, through System.Logger), collected while the spec runs. */
     val warnings = CopyOnWriteArrayList<String>()
-    val clientLogger: Logger = Logger.getLogger(RedisSemaphoreClient::class.java.name) // kept: JUL holds loggers weakly
+    val clientLogger: Logger = Logger.getLogger("dev.semaphore.distributed") // kept: JUL holds loggers weakly
     val collector = object : Handler() {
         override fun publish(record: LogRecord) {
             warnings += record.message
@@ -175,7 +177,7 @@ class ResizeAndDeleteSpec : FunSpec({
     test("delete() of a semaphore whose only lease has expired: it ends the lease first, and its holder is told") {
         runBlocking {
             val name = fresh("delete-expired")
-            val fixed = a.semaphore(name, 1, RedisSemaphoreConfig(leaseTime = 300.milliseconds, autoRenew = false))
+            val fixed = a.semaphore(name, 1, DistributedConfig(leaseTime = 300.milliseconds, autoRenew = false))
             val lease = fixed.acquire()
             delay(500)
             fixed.delete()

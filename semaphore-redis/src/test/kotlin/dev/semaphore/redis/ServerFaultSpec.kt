@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.comparables.shouldBeGreaterThan
@@ -21,7 +23,7 @@ import kotlin.time.TimeSource
 
 /** Faults of the server and of the connections: each test has its own redis-server. */
 class ServerFaultSpec : FunSpec({
-    val fast = RedisSemaphoreConfig(
+    val fast = DistributedConfig(
         leaseTime = 2.seconds, renewInterval = 300.milliseconds,
         waiterTimeToLive = 3.seconds, heartbeatInterval = 100.milliseconds,
     )
@@ -62,7 +64,7 @@ class ServerFaultSpec : FunSpec({
             val b = RedisSemaphoreClient.connect(server.uri)
             try {
                 runBlocking {
-                    val config = RedisSemaphoreConfig(leaseTime = 20.seconds, waiterTimeToLive = 10.seconds, heartbeatInterval = 100.milliseconds)
+                    val config = DistributedConfig(leaseTime = 20.seconds, waiterTimeToLive = 10.seconds, heartbeatInterval = 100.milliseconds)
                     val sa = a.semaphore("aof", 2, config)
                     val held = sa.acquire(2)
                     val waiter = async { b.semaphore("aof", 2, config).acquire(1) }
@@ -124,7 +126,7 @@ class ServerFaultSpec : FunSpec({
             val a = RedisSemaphoreClient.connect(server.uri)
             try {
                 runBlocking {
-                    val config = RedisSemaphoreConfig(leaseTime = 1.seconds, renewInterval = 300.milliseconds)
+                    val config = DistributedConfig(leaseTime = 1.seconds, renewInterval = 300.milliseconds)
                     val s = a.semaphore("gone", 1, config)
                     var blockCancelled = false
                     val holder = async {
@@ -161,7 +163,7 @@ class ServerFaultSpec : FunSpec({
             val a = RedisSemaphoreClient.connect("${server.uri}?timeout=1s")
             try {
                 runBlocking {
-                    val s = a.semaphore("down", 2, RedisSemaphoreConfig(leaseTime = 60.seconds))
+                    val s = a.semaphore("down", 2, DistributedConfig(leaseTime = 60.seconds))
                     val held = s.acquire()
                     server.kill()
                     for ((what, call) in listOf<Pair<String, suspend () -> Any?>>(
@@ -195,7 +197,7 @@ class ServerFaultSpec : FunSpec({
             val a = RedisSemaphoreClient.connect("${server.uri}?timeout=200ms") // renewals fail fast, and are retried
             try {
                 runBlocking {
-                    val s = a.semaphore("unavailable-renewals", 1, RedisSemaphoreConfig(leaseTime = 1500.milliseconds, renewInterval = 300.milliseconds))
+                    val s = a.semaphore("unavailable-renewals", 1, DistributedConfig(leaseTime = 1500.milliseconds, renewInterval = 300.milliseconds))
                     var lastRenewedLease: kotlin.time.Duration = kotlin.time.Duration.ZERO
                     val holder = async {
                         runCatching { s.withPermit { lease -> while (true) { lastRenewedLease = lease.remaining; delay(20) } } }
@@ -229,7 +231,7 @@ class ServerFaultSpec : FunSpec({
             val b = RedisSemaphoreClient.connect(server.uri)
             try {
                 runBlocking {
-                    val config = RedisSemaphoreConfig(leaseTime = 1.seconds, renewInterval = 300.milliseconds, waiterTimeToLive = 10.seconds, heartbeatInterval = 100.milliseconds)
+                    val config = DistributedConfig(leaseTime = 1.seconds, renewInterval = 300.milliseconds, waiterTimeToLive = 10.seconds, heartbeatInterval = 100.milliseconds)
                     val sa = a.semaphore("sleep", 1, config)
                     var token = 0L
                     val holder = async {

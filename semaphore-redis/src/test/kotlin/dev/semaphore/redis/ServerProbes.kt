@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.withTimeout
 import kotlin.time.Duration

@@ -1,5 +1,7 @@
 package dev.semaphore.redis
 
+import dev.semaphore.distributed.*
+
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
@@ -38,7 +40,7 @@ object Worker {
         val client = RedisSemaphoreClient.connect(uri)
         when (mode) {
             "history" -> {
-                val s = client.semaphore(name, total.toInt()) as RedisSemaphoreHandle
+                val s = client.semaphore(name, total.toInt()) as SemaphoreHandle
                 coroutineScope {
                     repeat(args[4].toInt()) {
                         launch {
@@ -55,7 +57,7 @@ object Worker {
             }
             "hold" -> {
                 val leaseTime = args[4].toLong().milliseconds
-                val s = client.semaphore(name, total.toInt(), RedisSemaphoreConfig(leaseTime = leaseTime))
+                val s = client.semaphore(name, total.toInt(), DistributedConfig(leaseTime = leaseTime))
                 try {
                     s.withPermit { lease ->
                         say("HELD ${lease.fencingToken}")
@@ -67,7 +69,7 @@ object Worker {
                 }
             }
             "wait" -> {
-                val s = client.semaphore(name, total.toInt(), RedisSemaphoreConfig(waiterTimeToLive = 1000.milliseconds, heartbeatInterval = 200.milliseconds))
+                val s = client.semaphore(name, total.toInt(), DistributedConfig(waiterTimeToLive = 1000.milliseconds, heartbeatInterval = 200.milliseconds))
                 coroutineScope {
                     val got = launch { say("GOT ${s.acquire().fencingToken}") }
                     while (s.queueLength() == 0 && got.isActive) delay(10)
@@ -76,7 +78,7 @@ object Worker {
             }
             "demo" -> {
                 val leaseTime = args[4].toLong().milliseconds
-                val s = client.semaphore(name, total.toInt(), RedisSemaphoreConfig(leaseTime = leaseTime, heartbeatInterval = 100.milliseconds))
+                val s = client.semaphore(name, total.toInt(), DistributedConfig(leaseTime = leaseTime, heartbeatInterval = 100.milliseconds))
                 while (true) {
                     s.withPermit { lease ->
                         say("HOLDS ${lease.fencingToken}")
@@ -87,7 +89,7 @@ object Worker {
                 }
             }
             "take" -> take(
-                client.semaphore(name, total.toInt(), RedisSemaphoreConfig(leaseTime = args[5].toLong().milliseconds)) as RedisSemaphoreHandle,
+                client.semaphore(name, total.toInt(), DistributedConfig(leaseTime = args[5].toLong().milliseconds)) as SemaphoreHandle,
                 args[4].toInt(),
                 args[6],
                 args.getOrNull(7) == "stdin",
@@ -98,7 +100,7 @@ object Worker {
     }
 
     /** The "take" mode: see the class. */
-    private suspend fun take(s: RedisSemaphoreHandle, permits: Int, hold: String, startOnStdin: Boolean) {
+    private suspend fun take(s: SemaphoreHandle, permits: Int, hold: String, startOnStdin: Boolean) {
         val stdin = java.util.concurrent.LinkedBlockingQueue<String>()
         Thread {
             while (true) stdin.put(readlnOrNull() ?: break)

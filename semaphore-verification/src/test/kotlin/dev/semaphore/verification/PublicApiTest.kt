@@ -1,7 +1,7 @@
 /*
  * The public API of each published module, written down and guarded.
  *
- * For semaphore-core, semaphore-java-api, semaphore-redis, semaphore-postgres and semaphore-micrometer this test dumps the public API of the
+ * For semaphore-core, semaphore-java-api, semaphore-distributed, semaphore-redis, semaphore-postgres and semaphore-micrometer this test dumps the public API of the
  * module's compiled classes and compares it with the dump checked in at `<module>/api/<module>.api`.
  * A difference fails the build with a unified diff (`-` checked in, `+` compiled now); an intended
  * change is accepted by regenerating the dumps and committing them with the change, so that it shows
@@ -40,7 +40,7 @@ import com.github.difflib.UnifiedDiffUtils
 import dev.semaphore.Semaphore
 import dev.semaphore.async.AsyncSemaphore
 import dev.semaphore.micrometer.SemaphoreMetrics
-import dev.semaphore.redis.RedisSemaphore
+import dev.semaphore.distributed.DistributedSemaphore
 import dev.semaphore.verification.apiprobe.ProbeOpen
 import kotlinx.validation.api.dump
 import kotlinx.validation.api.filterOutNonPublic
@@ -261,7 +261,8 @@ class PublicApiTest {
         val MODULES = listOf(
             ApiModule("semaphore-core", Semaphore::class.java),
             ApiModule("semaphore-java-api", AsyncSemaphore::class.java),
-            ApiModule("semaphore-redis", RedisSemaphore::class.java),
+            ApiModule("semaphore-distributed", DistributedSemaphore::class.java),
+            ApiModule("semaphore-redis", dev.semaphore.redis.RedisSemaphoreClient::class.java),
             ApiModule("semaphore-postgres", dev.semaphore.postgres.PostgresSetupException::class.java),
             ApiModule("semaphore-micrometer", SemaphoreMetrics::class.java),
         )

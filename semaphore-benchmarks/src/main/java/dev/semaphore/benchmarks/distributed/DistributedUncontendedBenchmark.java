@@ -6,7 +6,7 @@ import org.openjdk.jmh.annotations.*;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
- * Uncontended acquire + release on a redis-server of its own per fork (loopback): ours (RedisSemaphore, RedisLock) vs
+ * Uncontended acquire + release on a redis-server of its own per fork (loopback): ours (DistributedSemaphore, DistributedLock) vs
  * Redisson's RSemaphore, RPermitExpirableSemaphore and RFairLock, one thread. Mostly round trips to the server.
  */
 @BenchmarkMode(Mode.AverageTime) @OutputTimeUnit(TimeUnit.MICROSECONDS) @State(Scope.Benchmark)

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong
 import kotlin.system.exitProcess
 
 /**
- * The server memory of one RedisSemaphore after many acquisitions, for docs/redis.md: 16 coroutines take and release
+ * The server memory of one DistributedSemaphore after many acquisitions, for docs/redis.md: 16 coroutines take and release
  * 1 of 8 permits until 10,000, 100,000 and 1,000,000 acquisitions; after each, `MEMORY USAGE` of its four keys and
  * the server's `used_memory`.
  *

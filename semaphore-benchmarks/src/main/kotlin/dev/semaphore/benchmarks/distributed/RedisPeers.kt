@@ -1,12 +1,12 @@
 /*
- * The distributed implementations under test, on one redis-server: our RedisSemaphore / RedisLock and Redisson's
+ * The distributed implementations under test, on one redis-server: our DistributedSemaphore / DistributedLock and Redisson's
  * RSemaphore, RPermitExpirableSemaphore and RFairLock, each named as in the benchmark methods (<operation>_<impl>).
  */
 package dev.semaphore.benchmarks.distributed
 
-import dev.semaphore.redis.Lease
+import dev.semaphore.distributed.Lease
 import dev.semaphore.redis.RedisSemaphoreClient
-import dev.semaphore.redis.asSemaphore
+import dev.semaphore.distributed.asSemaphore
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
@@ -42,7 +42,7 @@ abstract class Peer(val impl: String) : AutoCloseable {
     abstract override fun close() // without AutoCloseable's `throws Exception`, for Java callers
 }
 
-/** Our RedisSemaphore (or RedisLock, "oursLock"): suspending calls, a coroutine per worker. */
+/** Our DistributedSemaphore (or DistributedLock, "oursLock"): suspending calls, a coroutine per worker. */
 class OursPeer(uri: String, impl: String, name: String, permits: Int) : Peer(impl) {
     private val client = RedisSemaphoreClient.connect(uri)
     private val semaphore = if (impl == "oursLock") client.lock(name).asSemaphore() else client.semaphore(name, permits)

@@ -1,5 +1,8 @@
 package dev.semaphore.redis.async;
 
+import dev.semaphore.distributed.*;
+import dev.semaphore.distributed.async.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -7,10 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.SemaphoreClosedException;
-import dev.semaphore.redis.LeaseLostException;
+import dev.semaphore.distributed.LeaseLostException;
 import dev.semaphore.redis.LocalRedisServer;
 import dev.semaphore.redis.RedisSemaphoreClient;
-import dev.semaphore.redis.RedisSemaphoreConfig;
+import dev.semaphore.distributed.DistributedConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,16 +66,16 @@ class AsyncRedisSemaphoreTest {
 
     @Test
     void tryWithResourcesReleasesAndTokensIncrease() {
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("twr"), 2);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, fresh("twr"), 2);
         long first;
-        try (RedisPermit p = s.acquire(2).join()) {
+        try (DistributedPermit p = s.acquire(2).join()) {
             first = p.fencingToken();
             assertEquals(2, p.permits());
             assertEquals(0, s.availablePermits().join());
             assertTrue(p.remaining().toMillis() > 0);
         }
         assertEquals(2, s.availablePermits().join());
-        try (RedisPermit p = s.acquire().join()) {
+        try (DistributedPermit p = s.acquire().join()) {
             assertTrue(p.fencingToken() > first);
         }
     }
@@ -80,8 +83,8 @@ class AsyncRedisSemaphoreTest {
     @Test
     void fifoAcrossTwoClients() throws InterruptedException {
         String name = fresh("fifo");
-        AsyncRedisSemaphore[] handles = {AsyncRedisSemaphore.create(a, name, 1), AsyncRedisSemaphore.create(b, name, 1)};
-        RedisPermit holder = handles[0].acquire().join();
+        AsyncDistributedSemaphore[] handles = {AsyncDistributedSemaphore.create(a, name, 1), AsyncDistributedSemaphore.create(b, name, 1)};
+        DistributedPermit holder = handles[0].acquire().join();
         List<Integer> order = new CopyOnWriteArrayList<>();
         List<CompletableFuture<Void>> done = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
@@ -101,10 +104,10 @@ class AsyncRedisSemaphoreTest {
     @Test
     void aTimedAcquireThatTimesOutHoldsNothing() {
         String name = fresh("timeout");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
-        try (RedisPermit held = s.acquire().join()) {
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 1);
+        try (DistributedPermit held = s.acquire().join()) {
             CompletionException e = assertThrows(CompletionException.class,
-                () -> AsyncRedisSemaphore.create(b, name, 1).acquire(1, Duration.ofMillis(200)).join());
+                () -> AsyncDistributedSemaphore.create(b, name, 1).acquire(1, Duration.ofMillis(200)).join());
             assertInstanceOf(TimeoutException.class, e.getCause());
             assertEquals(0, s.queueLength().join());
             assertEquals(1, held.permits());
@@ -115,9 +118,9 @@ class AsyncRedisSemaphoreTest {
     @Test
     void cancellingAPendingFutureWithdrawsTheRequest() throws InterruptedException {
         String name = fresh("cancel");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
-        RedisPermit held = s.acquire().join();
-        CompletableFuture<RedisPermit> pending = AsyncRedisSemaphore.create(b, name, 1).acquire();
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 1);
+        DistributedPermit held = s.acquire().join();
+        CompletableFuture<DistributedPermit> pending = AsyncDistributedSemaphore.create(b, name, 1).acquire();
         awaitCount(() -> s.queueLength().join(), 1);
         assertTrue(pending.cancel(true));
         awaitCount(() -> s.queueLength().join(), 0);
@@ -128,8 +131,8 @@ class AsyncRedisSemaphoreTest {
     @Test
     void futuresCancelledAtAnyMomentLeaveNothingHeldOrQueued() throws InterruptedException {
         String name = fresh("storm");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 2);
-        AsyncRedisSemaphore other = AsyncRedisSemaphore.create(b, name, 2);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 2);
+        AsyncDistributedSemaphore other = AsyncDistributedSemaphore.create(b, name, 2);
         List<Function<Integer, CompletableFuture<?>>> kinds = List.of(
             i -> s.acquire(2), i -> other.acquire(1, Duration.ZERO), i -> other.acquire(Duration.ofSeconds(5)));
         for (Function<Integer, CompletableFuture<?>> kind : kinds) {
@@ -140,7 +143,7 @@ class AsyncRedisSemaphoreTest {
                 while (System.nanoTime() < spin) Thread.onSpinWait();
                 if (f.cancel(true)) {
                     cancelled++;
-                } else if (!f.isCompletedExceptionally() && f.join() instanceof RedisPermit p) {
+                } else if (!f.isCompletedExceptionally() && f.join() instanceof DistributedPermit p) {
                     p.close();
                 }
             }
@@ -154,10 +157,10 @@ class AsyncRedisSemaphoreTest {
     @Test
     void aClosedHandleFailsItsPendingFutureAndLeavesTheLine() throws InterruptedException {
         String name = fresh("closed");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
-        AsyncRedisSemaphore closing = AsyncRedisSemaphore.create(b, name, 1);
-        try (RedisPermit held = s.acquire().join()) {
-            CompletableFuture<RedisPermit> pending = closing.acquire();
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 1);
+        AsyncDistributedSemaphore closing = AsyncDistributedSemaphore.create(b, name, 1);
+        try (DistributedPermit held = s.acquire().join()) {
+            CompletableFuture<DistributedPermit> pending = closing.acquire();
             awaitCount(() -> s.queueLength().join(), 1);
             closing.close();
             CompletionException e = assertThrows(CompletionException.class, pending::join);
@@ -171,9 +174,9 @@ class AsyncRedisSemaphoreTest {
 
     @Test
     void closingAnExpiredPermitThrowsLeaseLostOnceAndRenewingFails() throws InterruptedException {
-        RedisSemaphoreConfig shortLease = new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false);
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("expired"), 1, shortLease);
-        RedisPermit p = s.acquire().join();
+        DistributedConfig shortLease = new DistributedConfig().withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, fresh("expired"), 1, shortLease);
+        DistributedPermit p = s.acquire().join();
         assertTrue(p.remaining().compareTo(Duration.ofMillis(300)) <= 0);
         awaitCount(() -> s.availablePermits().join(), 1); // the server ended the lease at its expiry
         CompletionException ended = assertThrows(CompletionException.class, () -> p.ended().join()); // and the holder was told
@@ -188,7 +191,7 @@ class AsyncRedisSemaphoreTest {
 
     @Test
     void withPermitReleasesOnSuccessAndOnAFailedStage() {
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("with"), 1);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, fresh("with"), 1);
         assertEquals(7L, s.withPermit(1, lease -> CompletableFuture.completedFuture(lease.permits() + 6L)).join());
         assertEquals(1, s.availablePermits().join());
         CompletionException e = assertThrows(CompletionException.class,
@@ -199,9 +202,9 @@ class AsyncRedisSemaphoreTest {
 
     @Test
     void closeTwiceReleasesOnce() {
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("twice"), 2);
-        RedisPermit p = s.acquire().join();
-        RedisPermit other = s.acquire().join();
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, fresh("twice"), 2);
+        DistributedPermit p = s.acquire().join();
+        DistributedPermit other = s.acquire().join();
         assertTrue(p.fencingToken() < other.fencingToken());
         p.close();
         p.close();
@@ -215,9 +218,9 @@ class AsyncRedisSemaphoreTest {
     @Test
     void lockIsFifoAcrossClients() throws InterruptedException {
         String name = fresh("lock");
-        AsyncRedisLock la = AsyncRedisLock.create(a, name);
-        AsyncRedisLock lb = AsyncRedisLock.create(b, name);
-        RedisPermit first = la.lock().join();
+        AsyncDistributedLock la = AsyncDistributedLock.create(a, name);
+        AsyncDistributedLock lb = AsyncDistributedLock.create(b, name);
+        DistributedPermit first = la.lock().join();
         assertTrue(la.isLocked().join());
         assertTrue(lb.tryLock().isEmpty());
         List<String> order = new CopyOnWriteArrayList<>();
@@ -246,11 +249,11 @@ class AsyncRedisSemaphoreTest {
     private String docsExample(String redisUri) throws InterruptedException {
         // docs/redis.md example begins
         RedisSemaphoreClient client = RedisSemaphoreClient.connect(redisUri); // one per JVM
-        AsyncRedisSemaphore connections = AsyncRedisSemaphore.create(client, "db-connections", 8);
+        AsyncDistributedSemaphore connections = AsyncDistributedSemaphore.create(client, "db-connections", 8);
 
         // blocking (a plain or virtual thread); empty if not granted within 5 s, with nothing held
-        Optional<RedisPermit> granted = connections.acquireBlocking(2, Duration.ofSeconds(5));
-        try (RedisPermit permit = granted.orElseThrow()) {
+        Optional<DistributedPermit> granted = connections.acquireBlocking(2, Duration.ofSeconds(5));
+        try (DistributedPermit permit = granted.orElseThrow()) {
             runReport(permit.fencingToken()); // close() releases, once
         }
         // asynchronous: released when the stage completes; the Lease reads as the permit does
@@ -279,7 +282,7 @@ class AsyncRedisSemaphoreTest {
 
     @Test
     void badPermitCountsThrowAtTheCallAndChangeNothing() {
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("bad"), 2);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, fresh("bad"), 2);
         IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> s.acquire(0));
         assertTrue(zero.getMessage().contains("was 0"), zero.getMessage());
         // More than the total: only the server knows its total (it may have been resized), so the future fails.

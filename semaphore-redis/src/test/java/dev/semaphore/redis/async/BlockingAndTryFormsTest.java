@@ -1,5 +1,8 @@
 package dev.semaphore.redis.async;
 
+import dev.semaphore.distributed.*;
+import dev.semaphore.distributed.async.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -65,10 +68,10 @@ class BlockingAndTryFormsTest {
 
     @Test
     void acquireBlockingReturnsAPermitThatCloseReleases() throws InterruptedException {
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("blocking"), 3);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, fresh("blocking"), 3);
         assertEquals(3, s.configuredPermits());
         assertEquals(3, s.totalPermits().join());
-        try (RedisPermit one = s.acquireBlocking(); RedisPermit two = s.acquireBlocking(2)) {
+        try (DistributedPermit one = s.acquireBlocking(); DistributedPermit two = s.acquireBlocking(2)) {
             assertEquals(1, one.permits());
             assertEquals(2, two.permits());
             assertTrue(two.fencingToken() > one.fencingToken());
@@ -80,11 +83,11 @@ class BlockingAndTryFormsTest {
     @Test
     void acquireBlockingWaitsInLineUntilTheHolderReleases() throws Exception {
         String name = fresh("blocking-wait");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
-        RedisPermit held = s.acquireBlocking();
-        CompletableFuture<RedisPermit> waiter = CompletableFuture.supplyAsync(() -> {
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 1);
+        DistributedPermit held = s.acquireBlocking();
+        CompletableFuture<DistributedPermit> waiter = CompletableFuture.supplyAsync(() -> {
             try {
-                return AsyncRedisSemaphore.create(b, name, 1).acquireBlocking();
+                return AsyncDistributedSemaphore.create(b, name, 1).acquireBlocking();
             } catch (InterruptedException e) {
                 throw new AssertionError(e);
             }
@@ -92,7 +95,7 @@ class BlockingAndTryFormsTest {
         awaitCount(() -> s.queueLength().join(), 1);
         assertFalse(waiter.isDone());
         held.close();
-        try (RedisPermit next = waiter.get(20, TimeUnit.SECONDS)) {
+        try (DistributedPermit next = waiter.get(20, TimeUnit.SECONDS)) {
             assertTrue(next.fencingToken() > held.fencingToken());
         }
         assertEquals(1, s.availablePermits().join());
@@ -101,11 +104,11 @@ class BlockingAndTryFormsTest {
     @Test
     void aTimedAcquireBlockingThatRunsOutIsEmptyWithNothingHeldAndNothingQueued() throws InterruptedException {
         String name = fresh("blocking-timeout");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 2);
-        AsyncRedisSemaphore other = AsyncRedisSemaphore.create(b, name, 2);
-        try (RedisPermit held = s.acquireBlocking()) {
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 2);
+        AsyncDistributedSemaphore other = AsyncDistributedSemaphore.create(b, name, 2);
+        try (DistributedPermit held = s.acquireBlocking()) {
             long start = System.nanoTime();
-            Optional<RedisPermit> two = other.acquireBlocking(2, Duration.ofMillis(300));
+            Optional<DistributedPermit> two = other.acquireBlocking(2, Duration.ofMillis(300));
             long waitedMs = (System.nanoTime() - start) / 1_000_000;
             assertTrue(two.isEmpty(), "granted " + two);
             assertTrue(waitedMs >= 300, "returned after " + waitedMs + " ms");
@@ -115,7 +118,7 @@ class BlockingAndTryFormsTest {
             assertEquals(1, held.permits());
         }
         assertEquals(2, s.availablePermits().join());
-        Optional<RedisPermit> free = other.acquireBlocking(Duration.ofMillis(300)); // free now: granted at once
+        Optional<DistributedPermit> free = other.acquireBlocking(Duration.ofMillis(300)); // free now: granted at once
         assertTrue(free.isPresent());
         free.get().close();
         assertEquals(2, s.availablePermits().join());
@@ -124,10 +127,10 @@ class BlockingAndTryFormsTest {
     @Test
     void aZeroTimeoutOnlyTriesNow() throws InterruptedException {
         String name = fresh("blocking-zero");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
-        try (RedisPermit held = s.acquireBlocking(Duration.ZERO).orElseThrow()) {
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 1);
+        try (DistributedPermit held = s.acquireBlocking(Duration.ZERO).orElseThrow()) {
             assertEquals(1, held.permits());
-            assertTrue(AsyncRedisSemaphore.create(b, name, 1).acquireBlocking(Duration.ofSeconds(-1)).isEmpty());
+            assertTrue(AsyncDistributedSemaphore.create(b, name, 1).acquireBlocking(Duration.ofSeconds(-1)).isEmpty());
             assertEquals(0, lineOnServer(name));
         }
         assertEquals(1, s.availablePermits().join());
@@ -136,9 +139,9 @@ class BlockingAndTryFormsTest {
     @Test
     void anInterruptedAcquireBlockingWithdrawsItsRequestFromTheServerAndHoldsNothing() throws Exception {
         String name = fresh("blocking-interrupt");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
-        AsyncRedisSemaphore other = AsyncRedisSemaphore.create(b, name, 1);
-        RedisPermit held = s.acquireBlocking();
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 1);
+        AsyncDistributedSemaphore other = AsyncDistributedSemaphore.create(b, name, 1);
+        DistributedPermit held = s.acquireBlocking();
         AtomicReference<Object> outcome = new AtomicReference<>();
         AtomicReference<Integer> lineWhenThrown = new AtomicReference<>();
         Thread waiter = new Thread(() -> {
@@ -164,7 +167,7 @@ class BlockingAndTryFormsTest {
     @Test
     void aThreadInterruptedBeforeTheCallSendsNothing() throws InterruptedException {
         String name = fresh("blocking-interrupted-before");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 1);
         Thread.currentThread().interrupt();
         assertThrows(InterruptedException.class, () -> s.acquireBlocking(Duration.ofSeconds(5)));
         assertFalse(Thread.interrupted());
@@ -175,12 +178,12 @@ class BlockingAndTryFormsTest {
     @Test
     void interruptsRacingGrantsNeverLeaveAPermitHeldOrARequestQueued() throws Exception {
         String name = fresh("blocking-interrupt-storm");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 1);
-        AsyncRedisSemaphore other = AsyncRedisSemaphore.create(b, name, 1);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 1);
+        AsyncDistributedSemaphore other = AsyncDistributedSemaphore.create(b, name, 1);
         int interrupted = 0;
         int granted = 0;
         for (int i = 0; i < 60; i++) {
-            RedisPermit held = s.acquireBlocking();
+            DistributedPermit held = s.acquireBlocking();
             AtomicReference<Object> outcome = new AtomicReference<>();
             CountDownLatch started = new CountDownLatch(1);
             Thread waiter = new Thread(() -> {
@@ -200,7 +203,7 @@ class BlockingAndTryFormsTest {
             waiter.interrupt();
             waiter.join(20_000);
             assertFalse(waiter.isAlive());
-            if (outcome.get() instanceof RedisPermit p) {
+            if (outcome.get() instanceof DistributedPermit p) {
                 granted++;
                 p.close();
             } else {
@@ -219,23 +222,23 @@ class BlockingAndTryFormsTest {
     @Test
     void tryAcquireTakesFreePermitsNowAndNeverJumpsTheLine() throws Exception {
         String name = fresh("try");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 2);
-        AsyncRedisSemaphore other = AsyncRedisSemaphore.create(b, name, 2);
-        Optional<RedisPermit> first = s.tryAcquire();
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 2);
+        AsyncDistributedSemaphore other = AsyncDistributedSemaphore.create(b, name, 2);
+        Optional<DistributedPermit> first = s.tryAcquire();
         assertTrue(first.isPresent());
         assertEquals(1, first.get().permits());
         assertTrue(s.tryAcquire(2).isEmpty()); // 1 free of 2
-        CompletableFuture<RedisPermit> big = other.acquire(2);
+        CompletableFuture<DistributedPermit> big = other.acquire(2);
         awaitCount(() -> lineOnServer(name), 1);
         assertEquals(1, s.availablePermits().join());
         assertTrue(s.tryAcquire(1).isEmpty()); // 1 is free, but the request for 2 is ahead
         assertEquals(1, lineOnServer(name)); // a try never queues
         first.get().close();
-        try (RedisPermit both = big.get(20, TimeUnit.SECONDS)) {
+        try (DistributedPermit both = big.get(20, TimeUnit.SECONDS)) {
             assertEquals(2, both.permits());
             assertTrue(both.fencingToken() > first.get().fencingToken());
         }
-        Optional<RedisPermit> again = s.tryAcquire(2);
+        Optional<DistributedPermit> again = s.tryAcquire(2);
         assertTrue(again.isPresent());
         again.get().close();
         assertEquals(2, s.availablePermits().join());
@@ -244,14 +247,14 @@ class BlockingAndTryFormsTest {
     @Test
     void theLockHasTheSameFamilies() throws Exception {
         String name = fresh("lock");
-        AsyncRedisLock la = AsyncRedisLock.create(a, name);
-        AsyncRedisLock lb = AsyncRedisLock.create(b, name);
-        try (RedisPermit held = la.lockBlocking()) {
+        AsyncDistributedLock la = AsyncDistributedLock.create(a, name);
+        AsyncDistributedLock lb = AsyncDistributedLock.create(b, name);
+        try (DistributedPermit held = la.lockBlocking()) {
             assertTrue(la.isLocked().join());
             assertTrue(lb.tryLock().isEmpty());
             assertTrue(lb.lockBlocking(Duration.ofMillis(200)).isEmpty());
             assertEquals(0, lineOnServer(name));
-            CompletableFuture<Optional<RedisPermit>> waiting = CompletableFuture.supplyAsync(() -> {
+            CompletableFuture<Optional<DistributedPermit>> waiting = CompletableFuture.supplyAsync(() -> {
                 try {
                     return lb.lockBlocking(Duration.ofSeconds(20));
                 } catch (InterruptedException e) {
@@ -260,12 +263,12 @@ class BlockingAndTryFormsTest {
             });
             awaitCount(() -> la.queueLength().join(), 1);
             held.close();
-            try (RedisPermit next = waiting.get(20, TimeUnit.SECONDS).orElseThrow()) {
+            try (DistributedPermit next = waiting.get(20, TimeUnit.SECONDS).orElseThrow()) {
                 assertTrue(next.fencingToken() > held.fencingToken());
                 assertTrue(lb.isLocked().join());
             }
         }
-        Optional<RedisPermit> now = lb.tryLock();
+        Optional<DistributedPermit> now = lb.tryLock();
         assertTrue(now.isPresent());
         now.get().close();
         assertFalse(la.isLocked().join());

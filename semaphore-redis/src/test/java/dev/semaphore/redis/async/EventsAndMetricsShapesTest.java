@@ -1,5 +1,8 @@
 package dev.semaphore.redis.async;
 
+import dev.semaphore.distributed.*;
+import dev.semaphore.distributed.async.*;
+
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -29,9 +32,10 @@ import org.junit.jupiter.api.io.TempDir;
 class EventsAndMetricsShapesTest {
     private static final String TEMPLATE = """
             import dev.semaphore.ListenerRegistration;
+            import dev.semaphore.distributed.*;
+            import dev.semaphore.distributed.async.*;
             import dev.semaphore.redis.*;
-            import dev.semaphore.redis.async.*;
-            import dev.semaphore.redis.micrometer.RedisSemaphoreMetrics;
+            import dev.semaphore.distributed.micrometer.DistributedSemaphoreMetrics;
             import io.micrometer.core.instrument.*;
             import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
             import java.time.Duration;
@@ -39,8 +43,8 @@ class EventsAndMetricsShapesTest {
             public class Snippet {
                 static void shape(RedisSemaphoreClient client) {
                     MeterRegistry registry = new SimpleMeterRegistry();
-                    AsyncRedisSemaphore db = AsyncRedisSemaphore.create(client, "db", 8);
-                    RedisLeaseListener listener = new RedisLeaseListener() {};
+                    AsyncDistributedSemaphore db = AsyncDistributedSemaphore.create(client, "db", 8);
+                    LeaseListener listener = new LeaseListener() {};
                     <<SHAPE>>
                 }
             }
@@ -55,43 +59,43 @@ class EventsAndMetricsShapesTest {
                     "try (ListenerRegistration r = client.addListener(listener)) { }",
                     "cannot find symbol"),
             new Shape("a listener is told a LeaseInfo (a copy), not the Lease, which could be released",
-                    "new RedisLeaseListener() { @Override public void onLeaseLost(Lease lease, LeaseLostException e) { } };",
-                    "new RedisLeaseListener() { @Override public void onLeaseLost(LeaseInfo lease, LeaseLostException e) { } };",
+                    "new LeaseListener() { @Override public void onLeaseLost(Lease lease, LeaseLostException e) { } };",
+                    "new LeaseListener() { @Override public void onLeaseLost(LeaseInfo lease, LeaseLostException e) { } };",
                     "method does not override or implement a method from a supertype"),
             new Shape("a lost lease's cause is a LeaseLostException, not any Throwable",
-                    "new RedisLeaseListener() { @Override public void onLeaseLost(LeaseInfo lease, Throwable e) { } };",
-                    "new RedisLeaseListener() { @Override public void onRenewalFailed(LeaseInfo lease, Throwable e) { } };",
+                    "new LeaseListener() { @Override public void onLeaseLost(LeaseInfo lease, Throwable e) { } };",
+                    "new LeaseListener() { @Override public void onRenewalFailed(LeaseInfo lease, Throwable e) { } };",
                     "method does not override or implement a method from a supertype"),
             new Shape("the Java view is not the semaphore: asKotlin() is",
-                    "RedisSemaphoreMetrics.of(db).bindTo(registry);",
-                    "RedisSemaphoreMetrics.of(db.asKotlin()).bindTo(registry);",
-                    "no suitable method found for of(dev.semaphore.redis.async.AsyncRedisSemaphore)"),
+                    "DistributedSemaphoreMetrics.of(db).bindTo(registry);",
+                    "DistributedSemaphoreMetrics.of(db.asKotlin()).bindTo(registry);",
+                    "no suitable method found for of(dev.semaphore.distributed.async.AsyncDistributedSemaphore)"),
             new Shape("a name is not a semaphore: the binder needs the handle (its client reads the figures)",
-                    "RedisSemaphoreMetrics.of(\"db\").bindTo(registry);",
-                    "RedisSemaphoreMetrics.of(client.semaphore(\"db\", 8, new RedisSemaphoreConfig())).bindTo(registry);",
+                    "DistributedSemaphoreMetrics.of(\"db\").bindTo(registry);",
+                    "DistributedSemaphoreMetrics.of(client.semaphore(\"db\", 8, new DistributedConfig())).bindTo(registry);",
                     "no suitable method found for of(java.lang.String)"),
             new Shape("no public constructor: of() is the one way in",
-                    "new RedisSemaphoreMetrics(db.asKotlin()).bindTo(registry);",
-                    "RedisSemaphoreMetrics.of(db.asKotlin()).bindTo(registry);",
-                    "RedisSemaphoreMetrics"),
+                    "new DistributedSemaphoreMetrics(db.asKotlin()).bindTo(registry);",
+                    "DistributedSemaphoreMetrics.of(db.asKotlin()).bindTo(registry);",
+                    "DistributedSemaphoreMetrics"),
             new Shape("a period is a Duration, not a number of unknown unit",
-                    "RedisSemaphoreMetrics.of(db.asKotlin()).refreshEvery(10);",
-                    "RedisSemaphoreMetrics.of(db.asKotlin()).refreshEvery(Duration.ofSeconds(10));",
+                    "DistributedSemaphoreMetrics.of(db.asKotlin()).refreshEvery(10);",
+                    "DistributedSemaphoreMetrics.of(db.asKotlin()).refreshEvery(Duration.ofSeconds(10));",
                     "int cannot be converted to java.time.Duration"),
             new Shape("no string varargs for tags (whose odd count fails only at run time)",
-                    "RedisSemaphoreMetrics.of(db.asKotlin()).tags(\"region\", \"eu\", \"pool\");",
-                    "RedisSemaphoreMetrics.of(db.asKotlin()).tags(Tags.of(\"region\", \"eu\", \"pool\", \"main\"));",
+                    "DistributedSemaphoreMetrics.of(db.asKotlin()).tags(\"region\", \"eu\", \"pool\");",
+                    "DistributedSemaphoreMetrics.of(db.asKotlin()).tags(Tags.of(\"region\", \"eu\", \"pool\", \"main\"));",
                     "cannot be applied to given types"),
             new Shape("bindTo returns nothing to chain: configure first, then bind",
-                    "RedisSemaphoreMetrics.of(db.asKotlin()).bindTo(registry).refreshEvery(Duration.ofSeconds(5));",
-                    "RedisSemaphoreMetrics.of(db.asKotlin()).refreshEvery(Duration.ofSeconds(5)).bindTo(registry);",
+                    "DistributedSemaphoreMetrics.of(db.asKotlin()).bindTo(registry).refreshEvery(Duration.ofSeconds(5));",
+                    "DistributedSemaphoreMetrics.of(db.asKotlin()).refreshEvery(Duration.ofSeconds(5)).bindTo(registry);",
                     "void cannot be dereferenced"));
 
     /** The class path of this test run: the jars or folders of the classes a snippet uses. */
     private static String classPath() throws Exception {
         Class<?>[] anchors = {
-            dev.semaphore.redis.micrometer.RedisSemaphoreMetrics.class, dev.semaphore.redis.RedisSemaphore.class,
-            AsyncRedisSemaphore.class, dev.semaphore.ListenerRegistration.class,
+            dev.semaphore.distributed.micrometer.DistributedSemaphoreMetrics.class, dev.semaphore.distributed.DistributedSemaphore.class,
+            AsyncDistributedSemaphore.class, dev.semaphore.ListenerRegistration.class, dev.semaphore.redis.RedisSemaphoreClient.class,
             io.micrometer.core.instrument.MeterRegistry.class, io.micrometer.common.KeyValue.class,
             io.lettuce.core.RedisClient.class, kotlin.Unit.class, kotlinx.coroutines.Job.class,
             org.jspecify.annotations.NullMarked.class,

@@ -1,5 +1,8 @@
 package dev.semaphore.redis.async;
 
+import dev.semaphore.distributed.*;
+import dev.semaphore.distributed.async.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -8,9 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.redis.LocalRedisServer;
-import dev.semaphore.redis.RedisLockInspection;
+import dev.semaphore.distributed.LockInspection;
 import dev.semaphore.redis.RedisSemaphoreClient;
-import dev.semaphore.redis.RedisSemaphoreInspection;
+import dev.semaphore.distributed.SemaphoreInspection;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
@@ -39,19 +42,19 @@ class InspectTest {
 
     @Test
     void holdersAndLineWithNamesTokensAndTimes() throws Exception {
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, "java-inspect", 2);
-        AsyncRedisSemaphore other = AsyncRedisSemaphore.create(b, "java-inspect", 2);
-        try (RedisPermit held = s.acquireBlocking(2)) {
-            CompletableFuture<RedisPermit> waiting = other.acquire();
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, "java-inspect", 2);
+        AsyncDistributedSemaphore other = AsyncDistributedSemaphore.create(b, "java-inspect", 2);
+        try (DistributedPermit held = s.acquireBlocking(2)) {
+            CompletableFuture<DistributedPermit> waiting = other.acquire();
             while (s.queueLength().join() == 0) Thread.sleep(10);
 
-            RedisSemaphoreInspection seen = other.inspect().join();
+            SemaphoreInspection seen = other.inspect().join();
             assertTrue(seen.exists());
             assertEquals(2, seen.totalPermits());
             assertEquals(1, seen.holderCount());
             assertEquals(2, seen.heldPermits());
             assertEquals(0, seen.availablePermits());
-            RedisSemaphoreInspection.Holder holder = seen.holders().get(0);
+            SemaphoreInspection.Holder holder = seen.holders().get(0);
             assertEquals(held.id(), holder.leaseId());
             assertEquals(a.getClientId(), holder.clientId());
             assertEquals("java-a", holder.clientName());
@@ -62,7 +65,7 @@ class InspectTest {
             assertTrue(left.compareTo(Duration.ZERO) > 0 && left.compareTo(Duration.ofSeconds(30)) <= 0, left.toString());
 
             assertEquals(1, seen.queueLength());
-            RedisSemaphoreInspection.QueuedRequest request = seen.line().get(0);
+            SemaphoreInspection.QueuedRequest request = seen.line().get(0);
             assertEquals("java-b", request.clientName());
             assertEquals(b.getClientId(), request.clientId());
             assertEquals(1, request.permits());
@@ -72,8 +75,8 @@ class InspectTest {
             assertTrue(seen.toString().contains("\"java-a\""), seen.toString());
 
             held.close();
-            try (RedisPermit next = waiting.join()) {
-                RedisSemaphoreInspection after = s.inspect(0).join();
+            try (DistributedPermit next = waiting.join()) {
+                SemaphoreInspection after = s.inspect(0).join();
                 assertEquals(1, after.holderCount());
                 assertEquals(0, after.queueLength());
                 assertTrue(after.holders().isEmpty()); // limit 0: the counts only
@@ -85,14 +88,14 @@ class InspectTest {
 
     @Test
     void aLockShowsItsHolderAndABadLimitThrowsAtOnce() throws Exception {
-        AsyncRedisLock lock = AsyncRedisLock.create(a, "java-inspect-lock");
-        RedisLockInspection free = lock.inspect().join();
+        AsyncDistributedLock lock = AsyncDistributedLock.create(a, "java-inspect-lock");
+        LockInspection free = lock.inspect().join();
         assertFalse(free.isLocked());
         assertNull(free.holder());
-        try (RedisPermit held = lock.lockBlocking()) {
-            RedisLockInspection seen = AsyncRedisLock.create(b, "java-inspect-lock").inspect(10).join();
+        try (DistributedPermit held = lock.lockBlocking()) {
+            LockInspection seen = AsyncDistributedLock.create(b, "java-inspect-lock").inspect(10).join();
             assertTrue(seen.isLocked());
-            RedisSemaphoreInspection.Holder holder = seen.holder();
+            SemaphoreInspection.Holder holder = seen.holder();
             assertNotNull(holder);
             assertEquals(held.fencingToken(), holder.fencingToken());
             assertEquals("java-a", holder.clientName());
@@ -101,7 +104,7 @@ class InspectTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> lock.inspect(-1));
         assertTrue(e.getMessage().contains("was -1"), e.getMessage());
         IllegalArgumentException e2 = assertThrows(IllegalArgumentException.class,
-            () -> AsyncRedisSemaphore.create(a, "java-inspect", 2).inspect(5000));
+            () -> AsyncDistributedSemaphore.create(a, "java-inspect", 2).inspect(5000));
         assertTrue(e2.getMessage().contains("was 5000"), e2.getMessage());
         assertFalse(lock.inspect().join().isLocked());
     }

@@ -1,16 +1,19 @@
 package dev.semaphore.redis.async;
 
+import dev.semaphore.distributed.*;
+import dev.semaphore.distributed.async.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.ListenerRegistration;
-import dev.semaphore.redis.LeaseInfo;
-import dev.semaphore.redis.LeaseLostException;
+import dev.semaphore.distributed.LeaseInfo;
+import dev.semaphore.distributed.LeaseLostException;
 import dev.semaphore.redis.LocalRedisServer;
-import dev.semaphore.redis.RedisLeaseListener;
+import dev.semaphore.distributed.LeaseListener;
 import dev.semaphore.redis.RedisSemaphoreClient;
-import dev.semaphore.redis.RedisSemaphoreConfig;
+import dev.semaphore.distributed.DistributedConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -21,7 +24,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * A {@link RedisLeaseListener} as a Java caller writes one: only the methods it needs (the others have
+ * A {@link LeaseListener} as a Java caller writes one: only the methods it needs (the others have
  * empty defaults), the lease's figures record-style, and the registration in try-with-resources.
  */
 class LeaseListenerTest {
@@ -44,7 +47,7 @@ class LeaseListenerTest {
     void renewedAndLostFromJava() throws Exception {
         List<LeaseInfo> renewed = new CopyOnWriteArrayList<>();
         List<LeaseLostException> lost = new CopyOnWriteArrayList<>();
-        RedisLeaseListener listener = new RedisLeaseListener() {
+        LeaseListener listener = new LeaseListener() {
             @Override
             public void onLeaseRenewed(LeaseInfo lease) {
                 renewed.add(lease);
@@ -55,12 +58,12 @@ class LeaseListenerTest {
                 lost.add(cause);
             }
         };
-        RedisSemaphoreConfig config = new RedisSemaphoreConfig()
+        DistributedConfig config = new DistributedConfig()
                 .withLeaseTime(Duration.ofSeconds(3))
                 .withRenewInterval(Duration.ofMillis(100));
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(client, "java-listened", 2, config);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(client, "java-listened", 2, config);
         try (ListenerRegistration registration = client.addListener(listener)) {
-            RedisPermit permit = s.acquireBlocking(2);
+            DistributedPermit permit = s.acquireBlocking(2);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (renewed.isEmpty() && System.nanoTime() < deadline) Thread.sleep(10);
             LeaseInfo info = renewed.get(0);
@@ -72,9 +75,9 @@ class LeaseListenerTest {
             assertTrue(left.compareTo(Duration.ofSeconds(2)) > 0 && left.compareTo(Duration.ofSeconds(3)) <= 0, left.toString());
 
             // A fixed lease of the same client, not renewed: told lost when it runs out, as its permit's ended() fails.
-            AsyncRedisSemaphore fixed = AsyncRedisSemaphore.create(client, "java-fixed", 1,
-                    new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false));
-            RedisPermit short_ = fixed.acquireBlocking();
+            AsyncDistributedSemaphore fixed = AsyncDistributedSemaphore.create(client, "java-fixed", 1,
+                    new DistributedConfig().withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false));
+            DistributedPermit short_ = fixed.acquireBlocking();
             ExecutionException ended = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
                     () -> short_.ended().get(5, TimeUnit.SECONDS));
             assertInstanceOf(LeaseLostException.class, ended.getCause());

@@ -1,5 +1,8 @@
 package dev.semaphore.redis.async;
 
+import dev.semaphore.distributed.*;
+import dev.semaphore.distributed.async.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -7,10 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.semaphore.redis.LeaseLostException;
+import dev.semaphore.distributed.LeaseLostException;
 import dev.semaphore.redis.LocalRedisServer;
 import dev.semaphore.redis.RedisSemaphoreClient;
-import dev.semaphore.redis.RedisSemaphoreConfig;
+import dev.semaphore.distributed.DistributedConfig;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -22,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * RedisPermit.ended() and the resize and delete futures of AsyncRedisSemaphore, as a Java caller uses
+ * DistributedPermit.ended() and the resize and delete futures of AsyncDistributedSemaphore, as a Java caller uses
  * them, on a real redis-server; two clients stand for two JVMs.
  */
 class PermitEndAndResizeTest {
@@ -51,9 +54,9 @@ class PermitEndAndResizeTest {
 
     @Test
     void endedCompletesNormallyOnceClosedAndNotBeforeWhileTheLeaseIsRenewed() throws Exception {
-        RedisSemaphoreConfig shortLease = new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(600));
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("ended"), 2, shortLease);
-        RedisPermit p = s.acquire().join();
+        DistributedConfig shortLease = new DistributedConfig().withLeaseTime(Duration.ofMillis(600));
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, fresh("ended"), 2, shortLease);
+        DistributedPermit p = s.acquire().join();
         CompletableFuture<Void> ended = p.ended();
         Thread.sleep(1500); // more than two lease times: renewed by the client, so still held
         assertFalse(ended.isDone(), "ended() completed while the lease was held: " + ended);
@@ -61,7 +64,7 @@ class PermitEndAndResizeTest {
         assertEquals(1, s.availablePermits().join());
 
         // Completing or cancelling an ended() future does not touch the lease.
-        RedisPermit q = s.acquire().join();
+        DistributedPermit q = s.acquire().join();
         assertTrue(q.ended().cancel(true));
         assertTrue(q.ended().complete(null));
         assertEquals(0, s.availablePermits().join());
@@ -78,10 +81,10 @@ class PermitEndAndResizeTest {
 
     @Test
     void endedFailsWithLeaseLostExceptionWhenAFixedLeaseRunsOut() throws Exception {
-        RedisSemaphoreConfig fixed = new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(600)).withAutoRenew(false);
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, fresh("fixed"), 1, fixed);
+        DistributedConfig fixed = new DistributedConfig().withLeaseTime(Duration.ofMillis(600)).withAutoRenew(false);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, fresh("fixed"), 1, fixed);
         long start = System.nanoTime();
-        RedisPermit p = s.acquire().join();
+        DistributedPermit p = s.acquire().join();
         CompletableFuture<Void> ended = p.ended();
         ExecutionException e = assertThrows(ExecutionException.class, () -> ended.get(5, TimeUnit.SECONDS));
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -92,9 +95,9 @@ class PermitEndAndResizeTest {
         assertTrue(p.lease().isLost());
         assertThrows(LeaseLostException.class, p::close);
         // Its permit comes back (the server ends the lease at its own expiry, no earlier than the client's count).
-        RedisSemaphoreConfig quick = new RedisSemaphoreConfig().withHeartbeatInterval(Duration.ofMillis(100));
-        AsyncRedisSemaphore other = AsyncRedisSemaphore.create(b, s.asKotlin().getName(), 1, quick);
-        try (RedisPermit next = other.acquireBlocking(Duration.ofSeconds(5)).orElseThrow()) {
+        DistributedConfig quick = new DistributedConfig().withHeartbeatInterval(Duration.ofMillis(100));
+        AsyncDistributedSemaphore other = AsyncDistributedSemaphore.create(b, s.asKotlin().getName(), 1, quick);
+        try (DistributedPermit next = other.acquireBlocking(Duration.ofSeconds(5)).orElseThrow()) {
             assertTrue(next.fencingToken() > p.fencingToken());
         }
     }
@@ -102,8 +105,8 @@ class PermitEndAndResizeTest {
     @Test
     void resizeFuturesChangeTheServersTotalForEveryClient() {
         String name = fresh("resize");
-        AsyncRedisSemaphore two = AsyncRedisSemaphore.create(a, name, 2);
-        AsyncRedisSemaphore nine = AsyncRedisSemaphore.create(b, name, 9);
+        AsyncDistributedSemaphore two = AsyncDistributedSemaphore.create(a, name, 2);
+        AsyncDistributedSemaphore nine = AsyncDistributedSemaphore.create(b, name, 9);
         assertEquals(2, two.configuredPermits());
         assertEquals(9, nine.configuredPermits());
         assertEquals(2, two.totalPermits().join()); // created by the first use, with its total
@@ -119,7 +122,7 @@ class PermitEndAndResizeTest {
         assertEquals(6, two.availablePermits().join());
 
         // A reduction below what is held is a debt, repaid by the release.
-        RedisPermit all = two.acquire(6).join();
+        DistributedPermit all = two.acquire(6).join();
         nine.reducePermits(2).join();
         assertEquals(4, nine.totalPermits().join());
         assertEquals(-2, nine.availablePermits().join());
@@ -136,8 +139,8 @@ class PermitEndAndResizeTest {
     @Test
     void deleteFailsWhileHeldAndRemovesTheSemaphoreWhenIdle() {
         String name = fresh("delete");
-        AsyncRedisSemaphore two = AsyncRedisSemaphore.create(a, name, 2);
-        RedisPermit held = two.acquire().join();
+        AsyncDistributedSemaphore two = AsyncDistributedSemaphore.create(a, name, 2);
+        DistributedPermit held = two.acquire().join();
         CompletionException inUse = assertThrows(CompletionException.class, () -> two.delete().join());
         IllegalStateException cause = assertInstanceOf(IllegalStateException.class, inUse.getCause());
         assertTrue(cause.getMessage().contains("1 permits held and 0 requests queued"), cause.getMessage());
@@ -145,9 +148,9 @@ class PermitEndAndResizeTest {
         held.close();
         assertNull(two.delete().join());
         assertEquals(":0", server.command("EXISTS", "dsem:{" + name + "}:s"));
-        AsyncRedisSemaphore five = AsyncRedisSemaphore.create(b, name, 5);
+        AsyncDistributedSemaphore five = AsyncDistributedSemaphore.create(b, name, 5);
         assertEquals(5, five.totalPermits().join()); // created again, with the total of the handle that used it
-        try (RedisPermit next = five.acquire().join()) {
+        try (DistributedPermit next = five.acquire().join()) {
             assertTrue(next.fencingToken() > held.fencingToken());
         }
     }
@@ -155,7 +158,7 @@ class PermitEndAndResizeTest {
     @Test
     void badCountsThrowIllegalArgumentExceptionAtTheCallNamingTheValue() {
         String name = fresh("bad-counts");
-        AsyncRedisSemaphore s = AsyncRedisSemaphore.create(a, name, 3);
+        AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(a, name, 3);
         assertEquals(3, s.totalPermits().join());
         assertMessage(() -> s.addPermits(0), "was 0");
         assertMessage(() -> s.addPermits(-4), "was -4");

@@ -1,18 +1,21 @@
 package dev.semaphore.redis.async;
 
+import dev.semaphore.distributed.*;
+import dev.semaphore.distributed.async.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.ListenerRegistration;
-import dev.semaphore.redis.LeaseInfo;
-import dev.semaphore.redis.LeaseLostException;
+import dev.semaphore.distributed.LeaseInfo;
+import dev.semaphore.distributed.LeaseLostException;
 import dev.semaphore.redis.LocalRedisServer;
-import dev.semaphore.redis.RedisLeaseListener;
+import dev.semaphore.distributed.LeaseListener;
 import dev.semaphore.redis.RedisSemaphoreClient;
-import dev.semaphore.redis.RedisSemaphoreConfig;
-import dev.semaphore.redis.micrometer.RedisSemaphoreMetrics;
+import dev.semaphore.distributed.DistributedConfig;
+import dev.semaphore.distributed.micrometer.DistributedSemaphoreMetrics;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
@@ -64,7 +67,7 @@ class RedisDocExamplesTest {
     @Test
     void listenerJava() throws Exception {
         // example: listener-java
-        ListenerRegistration registration = client.addListener(new RedisLeaseListener() {
+        ListenerRegistration registration = client.addListener(new LeaseListener() {
             @Override
             public void onLeaseLost(LeaseInfo lease, LeaseLostException cause) {
                 log.error("lost " + lease.semaphoreName() + " (token " + lease.fencingToken() + "): " + cause.getMessage());
@@ -72,9 +75,9 @@ class RedisDocExamplesTest {
         });
         // end
         try {
-            AsyncRedisSemaphore reports = AsyncRedisSemaphore.create(client, "java-reports", 1,
-                    new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false));
-            RedisPermit permit = reports.acquireBlocking();
+            AsyncDistributedSemaphore reports = AsyncDistributedSemaphore.create(client, "java-reports", 1,
+                    new DistributedConfig().withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false));
+            DistributedPermit permit = reports.acquireBlocking();
             ExecutionException ended = assertThrows(ExecutionException.class, () -> permit.ended().get(5, TimeUnit.SECONDS));
             assertInstanceOf(LeaseLostException.class, ended.getCause());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -96,8 +99,8 @@ class RedisDocExamplesTest {
         RedisClient lettuce = RedisClient.create(resources, RedisURI.create(address));
         // end
         try (RedisSemaphoreClient ours = RedisSemaphoreClient.connect(lettuce)) {
-            AsyncRedisSemaphore s = AsyncRedisSemaphore.create(ours, "through-lettuce", 1); // the default timings fit
-            try (RedisPermit permit = s.acquireBlocking()) {
+            AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(ours, "through-lettuce", 1); // the default timings fit
+            try (DistributedPermit permit = s.acquireBlocking()) {
                 assertTrue(permit.fencingToken() > 0);
             }
         } finally {
@@ -110,16 +113,16 @@ class RedisDocExamplesTest {
     void metricsJava() throws Exception {
         MeterRegistry registry = new SimpleMeterRegistry();
         // example: metrics-java
-        AsyncRedisSemaphore db = AsyncRedisSemaphore.create(client, "db", 8);
-        RedisSemaphoreMetrics metrics = RedisSemaphoreMetrics.of(db.asKotlin()).refreshEvery(Duration.ofSeconds(5));
+        AsyncDistributedSemaphore db = AsyncDistributedSemaphore.create(client, "db", 8);
+        DistributedSemaphoreMetrics metrics = DistributedSemaphoreMetrics.of(db.asKotlin()).refreshEvery(Duration.ofSeconds(5));
         metrics.bindTo(registry);
         // end
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (Double.isNaN(registry.get(RedisSemaphoreMetrics.PERMITS_LIMIT).gauge().value()) && System.nanoTime() < deadline) {
+            while (Double.isNaN(registry.get(DistributedSemaphoreMetrics.PERMITS_LIMIT).gauge().value()) && System.nanoTime() < deadline) {
                 Thread.sleep(10);
             }
-            assertEquals(8.0, registry.get(RedisSemaphoreMetrics.PERMITS_LIMIT).tag("name", "db").gauge().value());
+            assertEquals(8.0, registry.get(DistributedSemaphoreMetrics.PERMITS_LIMIT).tag("name", "db").gauge().value());
         } finally {
             metrics.close();
         }

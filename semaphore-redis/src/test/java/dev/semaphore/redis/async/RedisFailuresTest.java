@@ -1,5 +1,8 @@
 package dev.semaphore.redis.async;
 
+import dev.semaphore.distributed.*;
+import dev.semaphore.distributed.async.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -7,13 +10,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.SemaphoreClosedException;
-import dev.semaphore.redis.Lease;
-import dev.semaphore.redis.LeaseLostException;
+import dev.semaphore.distributed.Lease;
+import dev.semaphore.distributed.LeaseLostException;
 import dev.semaphore.redis.LocalRedisServer;
-import dev.semaphore.redis.RedisSemaphore;
+import dev.semaphore.distributed.DistributedSemaphore;
 import dev.semaphore.redis.RedisSemaphoreClient;
-import dev.semaphore.redis.RedisSemaphoreConfig;
-import dev.semaphore.redis.RedisSemaphoreException;
+import dev.semaphore.distributed.DistributedConfig;
+import dev.semaphore.distributed.DistributedSemaphoreException;
 import dev.semaphore.redis.RedisUnavailableException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
@@ -26,7 +29,7 @@ import kotlinx.coroutines.BuildersKt;
 import org.junit.jupiter.api.Test;
 
 /**
- * The failures as a Java caller sees them: {@code catch (RedisSemaphoreException e)} catches what Redis
+ * The failures as a Java caller sees them: {@code catch (DistributedSemaphoreException e)} catches what Redis
  * did (a lost lease, an unreachable server, a configuration conflict) and never the caller's own misuse,
  * which stays {@code IllegalStateException}/{@code IllegalArgumentException}.
  */
@@ -41,16 +44,16 @@ class RedisFailuresTest {
     }
 
     /** What a Java caller of the Kotlin handle writes to release a lease (a suspending call). */
-    private static void releaseThroughKotlin(RedisSemaphore semaphore, Lease lease) throws InterruptedException {
+    private static void releaseThroughKotlin(DistributedSemaphore semaphore, Lease lease) throws InterruptedException {
         BuildersKt.<Unit>runBlocking(EmptyCoroutineContext.INSTANCE, (scope, continuation) -> semaphore.release(lease, continuation));
     }
 
-    /** The failure a Java caller's {@code catch (RedisSemaphoreException e)} around {@code action} caught, or null. */
+    /** The failure a Java caller's {@code catch (DistributedSemaphoreException e)} around {@code action} caught, or null. */
     private static String caughtAsRedisFailure(Action action) throws Exception {
         try {
             action.run();
             return null;
-        } catch (RedisSemaphoreException e) {
+        } catch (DistributedSemaphoreException e) {
             return e.getClass().getSimpleName();
         }
     }
@@ -63,20 +66,20 @@ class RedisFailuresTest {
     void catchingRedisSemaphoreExceptionCatchesALostLeaseButNotMisuse() throws Exception {
         try (LocalRedisServer server = LocalRedisServer.Companion.start(false);
              RedisSemaphoreClient client = RedisSemaphoreClient.connect(server.getUri())) {
-            RedisSemaphoreConfig shortLease = new RedisSemaphoreConfig().withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false);
-            AsyncRedisSemaphore s = AsyncRedisSemaphore.create(client, "failures-lost", 1, shortLease);
-            RedisPermit expired = s.acquireBlocking();
+            DistributedConfig shortLease = new DistributedConfig().withLeaseTime(Duration.ofMillis(300)).withAutoRenew(false);
+            AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(client, "failures-lost", 1, shortLease);
+            DistributedPermit expired = s.acquireBlocking();
             awaitCount(() -> s.availablePermits().join(), 1); // the server ended the lease at its expiry
 
             // A lost lease: caught as a Redis failure, as its own type.
             assertEquals("LeaseLostException", caughtAsRedisFailure(expired::close));
             CompletionException renew = assertThrows(CompletionException.class, () -> expired.renew().join());
             assertInstanceOf(LeaseLostException.class, renew.getCause());
-            assertInstanceOf(RedisSemaphoreException.class, renew.getCause());
+            assertInstanceOf(DistributedSemaphoreException.class, renew.getCause());
 
             // A double release (through the Kotlin handle, the one way to release a lease twice): misuse,
             // an IllegalStateException that the same catch does not catch.
-            AsyncRedisSemaphore other = AsyncRedisSemaphore.create(client, "failures-misuse", 1);
+            AsyncDistributedSemaphore other = AsyncDistributedSemaphore.create(client, "failures-misuse", 1);
             Lease lease = other.acquireBlocking().lease();
             releaseThroughKotlin(other.asKotlin(), lease);
             IllegalStateException twice = assertThrows(IllegalStateException.class,
@@ -100,13 +103,13 @@ class RedisFailuresTest {
         try (LocalRedisServer server = LocalRedisServer.Companion.start(false);
              RedisSemaphoreClient a = RedisSemaphoreClient.connect(server.getUri());
              RedisSemaphoreClient b = RedisSemaphoreClient.connect(server.getUri())) {
-            AsyncRedisSemaphore two = AsyncRedisSemaphore.create(a, "other-total", 2);
-            RedisPermit held = two.acquireBlocking();
-            AsyncRedisSemaphore three = AsyncRedisSemaphore.create(b, "other-total", 3);
+            AsyncDistributedSemaphore two = AsyncDistributedSemaphore.create(a, "other-total", 2);
+            DistributedPermit held = two.acquireBlocking();
+            AsyncDistributedSemaphore three = AsyncDistributedSemaphore.create(b, "other-total", 3);
 
             assertEquals(3, three.configuredPermits());
             assertEquals(2, three.totalPermits().join());
-            try (RedisPermit second = three.tryAcquire().orElseThrow()) {
+            try (DistributedPermit second = three.tryAcquire().orElseThrow()) {
                 assertTrue(three.tryAcquire().isEmpty());
                 CompletionException tooMany = assertThrows(CompletionException.class, () -> three.acquire(3).join());
                 assertInstanceOf(IllegalArgumentException.class, tooMany.getCause());
@@ -124,8 +127,8 @@ class RedisFailuresTest {
         try (LocalRedisServer server = LocalRedisServer.Companion.start(false)) {
             RedisSemaphoreClient client = RedisSemaphoreClient.connect(server.getUri() + "?timeout=1s");
             try {
-                AsyncRedisSemaphore s = AsyncRedisSemaphore.create(client, "unreachable", 2);
-                RedisPermit held = s.acquireBlocking();
+                AsyncDistributedSemaphore s = AsyncDistributedSemaphore.create(client, "unreachable", 2);
+                DistributedPermit held = s.acquireBlocking();
                 server.kill();
 
                 long start = System.nanoTime();
@@ -154,10 +157,10 @@ class RedisFailuresTest {
     @Test
     void noFailureTypeIsAnIllegalStateException() {
         for (Class<?> type : new Class<?>[] {
-            LeaseLostException.class, dev.semaphore.redis.QueuedRequestLostException.class,
-            dev.semaphore.redis.NotReplicatedException.class,
+            LeaseLostException.class, dev.semaphore.distributed.QueuedRequestLostException.class,
+            dev.semaphore.distributed.NotReplicatedException.class,
             dev.semaphore.redis.WrongClusterNodeException.class, RedisUnavailableException.class}) {
-            assertTrue(RedisSemaphoreException.class.isAssignableFrom(type), type + " is not a RedisSemaphoreException");
+            assertTrue(DistributedSemaphoreException.class.isAssignableFrom(type), type + " is not a DistributedSemaphoreException");
             assertFalse(IllegalStateException.class.isAssignableFrom(type), type + " is an IllegalStateException");
             assertTrue(RuntimeException.class.isAssignableFrom(type), type + " is checked");
         }

@@ -1,5 +1,8 @@
 package dev.semaphore.redis.async;
 
+import dev.semaphore.distributed.*;
+import dev.semaphore.distributed.async.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,9 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.redis.LocalRedisCluster;
 import dev.semaphore.redis.LocalRedisServer;
-import dev.semaphore.redis.NotReplicatedException;
+import dev.semaphore.distributed.NotReplicatedException;
 import dev.semaphore.redis.RedisSemaphoreClient;
-import dev.semaphore.redis.RedisSemaphoreConfig;
+import dev.semaphore.distributed.DistributedConfig;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
@@ -21,12 +24,12 @@ class ReplicasAndClusterTest {
         try (LocalRedisServer master = LocalRedisServer.Companion.start(false);
              LocalRedisServer replica = LocalRedisServer.Companion.startReplica(master);
              RedisSemaphoreClient client = RedisSemaphoreClient.connect(master.getUri())) {
-            RedisSemaphoreConfig config = new RedisSemaphoreConfig()
+            DistributedConfig config = new DistributedConfig()
                 .withLeaseTime(Duration.ofSeconds(10))
                 .withWaiterTimeToLive(Duration.ofSeconds(5))
                 .withReplicaAcks(1, Duration.ofMillis(300));
-            AsyncRedisSemaphore semaphore = AsyncRedisSemaphore.create(client, "java-replicated", 1, config);
-            try (RedisPermit permit = semaphore.acquire().join()) {
+            AsyncDistributedSemaphore semaphore = AsyncDistributedSemaphore.create(client, "java-replicated", 1, config);
+            try (DistributedPermit permit = semaphore.acquire().join()) {
                 assertTrue(permit.fencingToken() > 0);
             }
             replica.pause(true);
@@ -47,14 +50,14 @@ class ReplicasAndClusterTest {
         try (LocalRedisCluster cluster = LocalRedisCluster.Companion.start(3);
              RedisSemaphoreClient client = RedisSemaphoreClient.connectCluster(cluster.getUris())) {
             for (int i = 0; i < 12; i++) { // 12 names: their slots spread over the 3 nodes
-                AsyncRedisLock lock = AsyncRedisLock.create(client, "java-cluster-" + i);
-                RedisPermit held = lock.lock().join();
+                AsyncDistributedLock lock = AsyncDistributedLock.create(client, "java-cluster-" + i);
+                DistributedPermit held = lock.lock().join();
                 assertTrue(lock.isLocked().join());
                 held.close();
                 assertEquals(false, lock.isLocked().join());
             }
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> AsyncRedisSemaphore.create(
-                client, "x", 1, new RedisSemaphoreConfig().withReplicaAcks(1, Duration.ofSeconds(1))));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> AsyncDistributedSemaphore.create(
+                client, "x", 1, new DistributedConfig().withReplicaAcks(1, Duration.ofSeconds(1))));
             assertEquals("replicaAcks (1) is not supported on a Redis Cluster client; use 0", e.getMessage());
         }
     }

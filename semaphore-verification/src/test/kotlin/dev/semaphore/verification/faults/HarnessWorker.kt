@@ -67,7 +67,7 @@ object Plans {
     )
 
     fun config(leaseMs: Long, renewMs: Long, ttlMs: Long, heartbeatMs: Long, replicaAcks: Int, replicaTimeoutMs: Long) =
-        dev.semaphore.redis.RedisSemaphoreConfig(
+        dev.semaphore.distributed.DistributedConfig(
             leaseTime = kotlin.time.Duration.parse("${leaseMs}ms"),
             renewInterval = kotlin.time.Duration.parse("${renewMs}ms"),
             waiterTimeToLive = kotlin.time.Duration.parse("${ttlMs}ms"),

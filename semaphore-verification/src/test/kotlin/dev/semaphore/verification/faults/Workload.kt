@@ -1,12 +1,12 @@
 package dev.semaphore.verification.faults
 
-import dev.semaphore.redis.Lease
+import dev.semaphore.distributed.Lease
 import dev.semaphore.redis.RedisSemaphoreClient
-import dev.semaphore.redis.RedisSemaphoreConfig
-import dev.semaphore.redis.async.AsyncRedisLock
-import dev.semaphore.redis.async.AsyncRedisSemaphore
-import dev.semaphore.redis.withLock
-import dev.semaphore.redis.withPermit
+import dev.semaphore.distributed.DistributedConfig
+import dev.semaphore.distributed.async.AsyncDistributedLock
+import dev.semaphore.distributed.async.AsyncDistributedSemaphore
+import dev.semaphore.distributed.withLock
+import dev.semaphore.distributed.withPermit
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
@@ -39,7 +39,7 @@ class Workload(
     private val tell: (String) -> Unit,
 ) {
     /** The semaphores of a run and their timings (the same in every client). */
-    data class Plan(val semaphore: String, val permits: Int, val lock: String, val config: RedisSemaphoreConfig, val coroutines: Int) {
+    data class Plan(val semaphore: String, val permits: Int, val lock: String, val config: DistributedConfig, val coroutines: Int) {
         val totals: Map<String, Int> get() = mapOf(semaphore to permits, lock to 1)
     }
 
@@ -66,8 +66,8 @@ class Workload(
         runCatching { lock.tryLock(100.milliseconds)?.let { lock.unlock(it) } }
         runCatching {
             runInterruptible(Dispatchers.IO) {
-                AsyncRedisSemaphore.of(s).acquireBlocking(1, JavaDuration.ofMillis(100)).ifPresent { it.close() }
-                AsyncRedisLock.of(lock).lockBlocking(JavaDuration.ofMillis(100)).ifPresent { it.close() }
+                AsyncDistributedSemaphore.of(s).acquireBlocking(1, JavaDuration.ofMillis(100)).ifPresent { it.close() }
+                AsyncDistributedLock.of(lock).lockBlocking(JavaDuration.ofMillis(100)).ifPresent { it.close() }
             }
         }
     }
@@ -147,9 +147,9 @@ class Workload(
                     val permit = runInterruptible(Dispatchers.IO) {
                         record(Event.Call(id, now(), op, name, permits, timeoutMs))
                         if (onLock) {
-                            AsyncRedisLock.of(lock).lockBlocking(timeout).orElse(null)
+                            AsyncDistributedLock.of(lock).lockBlocking(timeout).orElse(null)
                         } else {
-                            AsyncRedisSemaphore.of(s).acquireBlocking(permits, timeout).orElse(null)
+                            AsyncDistributedSemaphore.of(s).acquireBlocking(permits, timeout).orElse(null)
                         }.also { if (it == null) record(Event.None(id, now())) }
                     }
                     if (permit == null) return
@@ -179,7 +179,7 @@ class Workload(
             record(Event.Fail(id, now(), e.javaClass.simpleName))
         } catch (e: Exception) {
             record(Event.Fail(id, now(), e.javaClass.simpleName))
-            if (e !is dev.semaphore.redis.RedisSemaphoreException && unexpected.add(e.javaClass.name)) {
+            if (e !is dev.semaphore.distributed.DistributedSemaphoreException && unexpected.add(e.javaClass.name)) {
                 tell("$client: a call ($op) failed with ${e.javaClass.name}, which the contract does not name: ${e.stackTraceToString().take(3000)}")
             }
         }

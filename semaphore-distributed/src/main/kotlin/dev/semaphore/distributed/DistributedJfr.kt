@@ -1,12 +1,12 @@
 /*
- * The JFR events of semaphore-redis, named dev.semaphore.redis.* under the categories "Semaphore",
- * "Redis" (beside the core's dev.semaphore.* under "Semaphore"). jdk.jfr is optional, as in the core:
- * the event classes below are touched only through RedisJfr, and only when the jdk.jfr module is
+ * The JFR events of the distributed semaphores (both engines), named dev.semaphore.distributed.* under the categories
+ * "Semaphore", "Distributed" (beside the core's dev.semaphore.* under "Semaphore"). jdk.jfr is optional, as in the core:
+ * the event classes below are touched only through DistributedJfr, and only when the jdk.jfr module is
  * present, so the module loads and works on a runtime without it (LeaseEventsSpec checks this in a JVM
  * started without jdk.jfr). This module has no module-info (it is an automatic module, which reads
  * every module present), so nothing declares the dependency; the guard is what keeps it optional.
  */
-package dev.semaphore.redis
+package dev.semaphore.distributed
 
 import jdk.jfr.Category
 import jdk.jfr.Description
@@ -19,10 +19,10 @@ import jdk.jfr.Threshold
 import jdk.jfr.Timespan
 
 /** The module's one door to JFR: every method is a no-op when jdk.jfr is absent. */
-internal object RedisJfr {
+internal object DistributedJfr {
     /** True if the jdk.jfr module is present (checked once, without loading an event class). */
     val available: Boolean = try {
-        Class.forName("jdk.jfr.FlightRecorder", false, RedisJfr::class.java.classLoader)
+        Class.forName("jdk.jfr.FlightRecorder", false, DistributedJfr::class.java.classLoader)
         FlightRecorder.isAvailable()
         true
     } catch (_: Throwable) {
@@ -30,26 +30,26 @@ internal object RedisJfr {
     }
 
     /** The events of one renewal begun now (its duration is the renewal's), or null if JFR is absent or neither is enabled. */
-    fun beginRenewal(): Any? = if (available) RedisJfrEvents.beginRenewal() else null
+    fun beginRenewal(): Any? = if (available) DistributedJfrEvents.beginRenewal() else null
 
     /** Commits the renewal [attempt] (from [beginRenewal]) as renewed. */
     fun renewed(attempt: Any?, lease: Lease, client: String) {
-        if (attempt != null) RedisJfrEvents.renewed(attempt, lease, client)
+        if (attempt != null) DistributedJfrEvents.renewed(attempt, lease, client)
     }
 
     /** Commits the renewal [attempt] as failed with [cause]. */
     fun renewalFailed(attempt: Any?, lease: Lease, client: String, cause: Throwable) {
-        if (attempt != null) RedisJfrEvents.renewalFailed(attempt, lease, client, cause)
+        if (attempt != null) DistributedJfrEvents.renewalFailed(attempt, lease, client, cause)
     }
 
     /** Records the loss of [lease]. */
     fun lost(lease: Lease, client: String, cause: LeaseLostException) {
-        if (available) RedisJfrEvents.lost(lease, client, cause)
+        if (available) DistributedJfrEvents.lost(lease, client, cause)
     }
 }
 
-/** Touched only when [RedisJfr.available]. */
-private object RedisJfrEvents {
+/** Touched only when [DistributedJfr.available]. */
+private object DistributedJfrEvents {
     /** Both outcomes of one renewal, begun together (a JFR event's start cannot be set afterwards); one is committed. */
     class Renewal(val renewed: LeaseRenewedEvent?, val failed: RenewalFailedEvent?)
 
@@ -102,32 +102,32 @@ private object RedisJfrEvents {
 @StackTrace(false)
 internal abstract class LeaseEvent : Event() {
     @Label("Semaphore") @Description("The name of the semaphore or lock") @JvmField var semaphore: String? = null
-    @Label("Client") @Description("The name of the RedisSemaphoreClient that holds the lease (RedisSemaphoreClient.clientName)") @JvmField var client: String? = null
+    @Label("Client") @Description("The name of the DistributedSemaphoreClient that holds the lease (DistributedSemaphoreClient.clientName)") @JvmField var client: String? = null
     @Label("Lease Id") @Description("The lease's id (Lease.id): the id of its request, which starts with its client's id") @JvmField var leaseId: String? = null
     @Label("Permits") @JvmField var permits: Int = 0
     @Label("Fencing Token") @JvmField var fencingToken: Long = 0
     @Label("Remaining") @Description("The time the lease had left at the event, by its client's count") @Timespan(Timespan.MILLISECONDS) @JvmField var remaining: Long = 0
 }
 
-@Name("dev.semaphore.redis.LeaseRenewed")
-@Label("Redis Lease Renewed")
-@Category("Semaphore", "Redis")
+@Name("dev.semaphore.distributed.LeaseRenewed")
+@Label("Distributed Lease Renewed")
+@Category("Semaphore", "Distributed")
 @Description("A renewal of a lease by its client, from the request to the server's answer; the threshold keeps the slow ones")
 @Threshold("20 ms")
 internal class LeaseRenewedEvent : LeaseEvent()
 
-@Name("dev.semaphore.redis.RenewalFailed")
-@Label("Redis Lease Renewal Failed")
-@Category("Semaphore", "Redis")
+@Name("dev.semaphore.distributed.RenewalFailed")
+@Label("Distributed Lease Renewal Failed")
+@Category("Semaphore", "Distributed")
 @Description("A renewal of a lease that failed (the server out of reach or too slow, replicas not acknowledging) while the lease still had time left; its client tries again")
 @Threshold("0 ms")
 internal class RenewalFailedEvent : LeaseEvent() {
     @Label("Cause") @Description("The failure, and its causes") @JvmField var cause: String? = null
 }
 
-@Name("dev.semaphore.redis.LeaseLost")
-@Label("Redis Lease Lost")
-@Category("Semaphore", "Redis")
+@Name("dev.semaphore.distributed.LeaseLost")
+@Label("Distributed Lease Lost")
+@Category("Semaphore", "Distributed")
 @Description("A lease lost while held: its permits may already be held by others, and its holder was told (LeaseLostException)")
 internal class LeaseLostEvent : LeaseEvent() {
     @Label("Cause") @Description("The LeaseLostException its holder was told, and its causes") @JvmField var cause: String? = null

@@ -1,12 +1,12 @@
-package dev.semaphore.redis.async;
+package dev.semaphore.distributed.async;
 
-import dev.semaphore.redis.Lease;
-import dev.semaphore.redis.RedisJavaBridge;
-import dev.semaphore.redis.RedisLock;
-import dev.semaphore.redis.RedisLockInspection;
-import dev.semaphore.redis.RedisSemaphoreClient;
-import dev.semaphore.redis.RedisSemaphoreConfig;
-import dev.semaphore.redis.RedisSemaphoreKt;
+import dev.semaphore.distributed.Lease;
+import dev.semaphore.distributed.DistributedJavaBridge;
+import dev.semaphore.distributed.DistributedLock;
+import dev.semaphore.distributed.LockInspection;
+import dev.semaphore.distributed.DistributedSemaphoreClient;
+import dev.semaphore.distributed.DistributedConfig;
+import dev.semaphore.distributed.DistributedSemaphoreKt;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -16,19 +16,19 @@ import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link RedisLock} for Java callers: a first-in-first-out lock across every JVM on the server, whose
- * {@link RedisPermit} is the owner (not reentrant: locking again while holding waits for yourself).
- * The same families as {@link AsyncRedisSemaphore}, named for a lock: {@code lock} (futures),
+ * A {@link DistributedLock} for Java callers: a first-in-first-out lock across every JVM on the server, whose
+ * {@link DistributedPermit} is the owner (not reentrant: locking again while holding waits for yourself).
+ * The same families as {@link AsyncDistributedSemaphore}, named for a lock: {@code lock} (futures),
  * {@code lockBlocking}, {@code tryLock}, {@code withLock}. The rules are in the
  * <a href="package-summary.html">package documentation</a>.
  */
-public final class AsyncRedisLock {
-    private final RedisLock kotlin;
-    private final AsyncRedisSemaphore line;
+public final class AsyncDistributedLock {
+    private final DistributedLock kotlin;
+    private final AsyncDistributedSemaphore line;
 
-    private AsyncRedisLock(RedisLock kotlin) {
+    private AsyncDistributedLock(DistributedLock kotlin) {
         this.kotlin = kotlin;
-        this.line = AsyncRedisSemaphore.of(RedisSemaphoreKt.asSemaphore(kotlin));
+        this.line = AsyncDistributedSemaphore.of(DistributedSemaphoreKt.asSemaphore(kotlin));
     }
 
     /**
@@ -38,8 +38,8 @@ public final class AsyncRedisLock {
      * @param name the lock's name on the server (the same line as a semaphore of 1 permit of that name)
      * @return the handle
      */
-    public static AsyncRedisLock create(RedisSemaphoreClient client, String name) {
-        return new AsyncRedisLock(client.lock(name, new RedisSemaphoreConfig()));
+    public static AsyncDistributedLock create(DistributedSemaphoreClient client, String name) {
+        return new AsyncDistributedLock(client.lock(name, new DistributedConfig()));
     }
 
     /**
@@ -50,67 +50,67 @@ public final class AsyncRedisLock {
      * @param config the lease and heartbeat timings, and the replicas to wait for
      * @return the handle
      */
-    public static AsyncRedisLock create(RedisSemaphoreClient client, String name, RedisSemaphoreConfig config) {
-        return new AsyncRedisLock(client.lock(name, config));
+    public static AsyncDistributedLock create(DistributedSemaphoreClient client, String name, DistributedConfig config) {
+        return new AsyncDistributedLock(client.lock(name, config));
     }
 
     /**
      * Shares {@code lock} (a Kotlin handle) with Java callers.
      *
-     * @param lock a handle from {@link RedisSemaphoreClient#lock}
+     * @param lock a handle from {@link DistributedSemaphoreClient#lock}
      * @return a Java view of it
      */
-    public static AsyncRedisLock of(RedisLock lock) {
-        return new AsyncRedisLock(Objects.requireNonNull(lock, "lock"));
+    public static AsyncDistributedLock of(DistributedLock lock) {
+        return new AsyncDistributedLock(Objects.requireNonNull(lock, "lock"));
     }
 
     /** @return the Kotlin handle this wraps */
-    public RedisLock asKotlin() {
+    public DistributedLock asKotlin() {
         return kotlin;
     }
 
-    /** @return a future of the lock (closing the permit unlocks); see {@link AsyncRedisSemaphore#acquire(int)} */
-    public CompletableFuture<RedisPermit> lock() {
+    /** @return a future of the lock (closing the permit unlocks); see {@link AsyncDistributedSemaphore#acquire(int)} */
+    public CompletableFuture<DistributedPermit> lock() {
         return line.acquire(1);
     }
 
     /**
      * @param timeout the longest wait; zero or negative: only tries now
      * @return a future of the lock, failed with {@link java.util.concurrent.TimeoutException} if the time
-     *     ran out; see {@link AsyncRedisSemaphore#acquire(int, Duration)}
+     *     ran out; see {@link AsyncDistributedSemaphore#acquire(int, Duration)}
      */
-    public CompletableFuture<RedisPermit> lock(Duration timeout) {
+    public CompletableFuture<DistributedPermit> lock(Duration timeout) {
         return line.acquire(1, timeout);
     }
 
     /**
-     * @return the lock, to be closed; see {@link AsyncRedisSemaphore#acquireBlocking(int)}
+     * @return the lock, to be closed; see {@link AsyncDistributedSemaphore#acquireBlocking(int)}
      * @throws InterruptedException if interrupted: the request was withdrawn, nothing is held
      */
-    public RedisPermit lockBlocking() throws InterruptedException {
+    public DistributedPermit lockBlocking() throws InterruptedException {
         return line.acquireBlocking(1);
     }
 
     /**
      * @param timeout the longest wait; zero or negative: only tries now
-     * @return the lock, or empty if the time ran out; see {@link AsyncRedisSemaphore#acquireBlocking(int, Duration)}
+     * @return the lock, or empty if the time ran out; see {@link AsyncDistributedSemaphore#acquireBlocking(int, Duration)}
      * @throws InterruptedException if interrupted: the request was withdrawn, nothing is held
      */
-    public Optional<RedisPermit> lockBlocking(Duration timeout) throws InterruptedException {
+    public Optional<DistributedPermit> lockBlocking(Duration timeout) throws InterruptedException {
         return line.acquireBlocking(1, timeout);
     }
 
     /**
      * @return the lock if it was free and nobody was queued (one round trip, never queued), or empty;
-     *     see {@link AsyncRedisSemaphore#tryAcquire(int)}
+     *     see {@link AsyncDistributedSemaphore#tryAcquire(int)}
      */
-    public Optional<RedisPermit> tryLock() {
+    public Optional<DistributedPermit> tryLock() {
         return line.tryAcquire(1);
     }
 
     /**
      * Holds the lock until the stage {@code action} returns completes; see
-     * {@link AsyncRedisSemaphore#withPermit(int, Function)}.
+     * {@link AsyncDistributedSemaphore#withPermit(int, Function)}.
      *
      * @param action starts the work with the lease and returns its stage
      * @param <T> the result type
@@ -127,7 +127,7 @@ public final class AsyncRedisLock {
 
     /**
      * Removes the lock from the server if nobody holds or waits on it; see
-     * {@link AsyncRedisSemaphore#delete()}.
+     * {@link AsyncDistributedSemaphore#delete()}.
      *
      * @return a future that completes once it was removed, or fails with {@code IllegalStateException}
      */
@@ -146,20 +146,20 @@ public final class AsyncRedisLock {
      *
      * @return a future of the inspection
      */
-    public CompletableFuture<RedisLockInspection> inspect() {
+    public CompletableFuture<LockInspection> inspect() {
         return inspect(100);
     }
 
     /**
      * Who holds this lock (client id and name, fencing token, {@code remaining()} time, and the owner
      * if this JVM holds it for one) and at most {@code limit} requests of its line, with the true
-     * count: one read-only call; see {@link AsyncRedisSemaphore#inspect(int)}.
+     * count: one read-only call; see {@link AsyncDistributedSemaphore#inspect(int)}.
      *
      * @param limit the most requests of the line listed, 0 to 1000 (checked at once)
      * @return a future of the inspection
      */
-    public CompletableFuture<RedisLockInspection> inspect(int limit) {
-        return RedisJavaBridge.inspectAsync(kotlin, limit);
+    public CompletableFuture<LockInspection> inspect(int limit) {
+        return DistributedJavaBridge.inspectAsync(kotlin, limit);
     }
 
     /** Closes this handle: its pending requests fail and leave the line; a held lock stays held. */

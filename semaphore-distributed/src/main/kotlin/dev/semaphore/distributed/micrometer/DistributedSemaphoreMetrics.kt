@@ -1,20 +1,20 @@
 /*
- * Micrometer meters for a RedisSemaphore or RedisLock. Everything in this package needs micrometer-core,
+ * Micrometer meters for a DistributedSemaphore or DistributedLock. Everything in this package needs micrometer-core,
  * which semaphore-redis has as a `provided` dependency: the application that binds meters has it (in
  * the version it chose), and one that does not never loads this package.
  */
-package dev.semaphore.redis.micrometer
+package dev.semaphore.distributed.micrometer
 
 import dev.semaphore.ListenerRegistration
-import dev.semaphore.redis.LeaseInfo
-import dev.semaphore.redis.LeaseLostException
-import dev.semaphore.redis.RedisLeaseListener
-import dev.semaphore.redis.RedisLock
-import dev.semaphore.redis.RedisSemaphore
-import dev.semaphore.redis.RedisSemaphoreHandle
-import dev.semaphore.redis.RedisSemaphoreInspection
-import dev.semaphore.redis.asSemaphore
-import dev.semaphore.redis.handle
+import dev.semaphore.distributed.LeaseInfo
+import dev.semaphore.distributed.LeaseLostException
+import dev.semaphore.distributed.LeaseListener
+import dev.semaphore.distributed.DistributedLock
+import dev.semaphore.distributed.DistributedSemaphore
+import dev.semaphore.distributed.SemaphoreHandle
+import dev.semaphore.distributed.SemaphoreInspection
+import dev.semaphore.distributed.asSemaphore
+import dev.semaphore.distributed.handle
 import io.micrometer.core.instrument.FunctionCounter
 import io.micrometer.core.instrument.Gauge
 import io.micrometer.core.instrument.Meter
@@ -37,13 +37,13 @@ import kotlin.time.TimeSource
 import kotlin.time.toKotlinDuration
 
 /**
- * Binds the meters of one [RedisSemaphore] or [RedisLock] to a Micrometer [MeterRegistry], with the
+ * Binds the meters of one [DistributedSemaphore] or [DistributedLock] to a Micrometer [MeterRegistry], with the
  * names and tags of `semaphore-micrometer` (`semaphore.*`, tagged `kind` and `name`), so that a
  * distributed semaphore's series sit beside the local ones.
  *
  * ```kotlin
- * val db = RedisSemaphoreMetrics.of(client.semaphore("db", 8))                 // figures read every 10 s
- * val jobs = RedisSemaphoreMetrics.of(client.lock("jobs")).refreshEvery(5.seconds).tag("region", "eu")
+ * val db = DistributedSemaphoreMetrics.of(client.semaphore("db", 8))                 // figures read every 10 s
+ * val jobs = DistributedSemaphoreMetrics.of(client.lock("jobs")).refreshEvery(5.seconds).tag("region", "eu")
  * db.bindTo(registry)
  * jobs.bindTo(registry)
  * // ...
@@ -51,26 +51,26 @@ import kotlin.time.toKotlinDuration
  * jobs.close()
  * ```
  * ```java
- * AsyncRedisSemaphore db = AsyncRedisSemaphore.create(client, "db", 8);
- * RedisSemaphoreMetrics.of(db.asKotlin()).refreshEvery(Duration.ofSeconds(5)).bindTo(registry);
+ * AsyncDistributedSemaphore db = AsyncDistributedSemaphore.create(client, "db", 8);
+ * DistributedSemaphoreMetrics.of(db.asKotlin()).refreshEvery(Duration.ofSeconds(5)).bindTo(registry);
  * ```
  *
  * **The gauges never wait for Redis.** The semaphore's figures live on the server, and reading them
  * there takes a round trip, so they are read in the background, every [refreshEvery] period (10 s by
- * default), as one read-only [RedisSemaphore.inspect] of one entry (it creates nothing and ends
+ * default), as one read-only [DistributedSemaphore.inspect] of one entry (it creates nothing and ends
  * nothing), on the client's background threads; a gauge shows the last figures read. Before the first
  * read, once the figures are older than three periods (the server has not answered for that long), and
  * once the binder or its client is closed, the gauges show NaN: a figure nobody knows is not shown. A
- * failed read is logged (System.Logger "dev.semaphore.redis", WARNING, once until a read succeeds
+ * failed read is logged (System.Logger "dev.semaphore.distributed", WARNING, once until a read succeeds
  * again). The figures are the server's, from every JVM: every JVM that binds the semaphore shows the
  * same (aggregate them with `max`, not `sum`). A semaphore not on the server (never used, or expired
  * when idle) shows no holder and no waiter, and the total its handle would create it with.
  *
  * **The counters are this client's**: its lease renewals, by outcome, and its leases lost, from a
- * [RedisLeaseListener] that this binder adds to the client (see [RedisLeaseListener] for what each
+ * [LeaseListener] that this binder adds to the client (see [LeaseListener] for what each
  * counts). Other JVMs count theirs (aggregate them with `sum`).
  *
- * **Tags.** Every meter is tagged `kind` (`RedisSemaphore` or `RedisLock`) and `name` (the semaphore's
+ * **Tags.** Every meter is tagged `kind` (`DistributedSemaphore` or `DistributedLock`) and `name` (the semaphore's
  * name), plus the binder's own tags ([tag], [tags]); `outcome` where the meter says. Never a client,
  * a lease or a token: their number has no bound. Two binders with the same kind, name and tags cannot
  * share a registry (their series would be one): the second is refused.
@@ -83,8 +83,8 @@ import kotlin.time.toKotlinDuration
  * Configure, then bind: [tag], [tags] and [refreshEvery] return a new binder. A binder may be bound to
  * several registries (one read and one listener serve them all). Thread-safe.
  */
-public class RedisSemaphoreMetrics internal constructor(
-    private val semaphore: RedisSemaphoreHandle,
+public class DistributedSemaphoreMetrics internal constructor(
+    private val semaphore: SemaphoreHandle,
     private val kind: String,
     private val extraTags: Tags,
     private val period: Duration,
@@ -106,20 +106,20 @@ public class RedisSemaphoreMetrics internal constructor(
     private var closed = false
 
     /** A binder like this one whose meters also carry the tag [key]=[value]. Throws as [tags]. */
-    public fun tag(key: String, value: String): RedisSemaphoreMetrics = tags(Tags.of(key, value))
+    public fun tag(key: String, value: String): DistributedSemaphoreMetrics = tags(Tags.of(key, value))
 
     /**
      * A binder like this one whose meters also carry [tags] (`Tags.of("region", "eu", "pool", "main")`).
      * @throws IllegalArgumentException if a key is one of those this binder sets: `name`, `kind`, `outcome`.
      */
-    public fun tags(tags: Iterable<Tag>): RedisSemaphoreMetrics {
+    public fun tags(tags: Iterable<Tag>): DistributedSemaphoreMetrics {
         val checked = Tags.of(tags)
         for (tag in checked) {
             require(tag.key != TAG_NAME && tag.key != TAG_KIND && tag.key != TAG_OUTCOME) {
                 "the tag \"${tag.key}\" is set by the binder itself (name, kind and outcome are); choose another key for \"${tag.value}\""
             }
         }
-        return RedisSemaphoreMetrics(semaphore, kind, extraTags.and(checked), period)
+        return DistributedSemaphoreMetrics(semaphore, kind, extraTags.and(checked), period)
     }
 
     /**
@@ -127,13 +127,13 @@ public class RedisSemaphoreMetrics internal constructor(
      * read-only script on the server per binder.
      * @throws IllegalArgumentException if [period] is shorter than 100 ms or infinite.
      */
-    public fun refreshEvery(period: Duration): RedisSemaphoreMetrics {
+    public fun refreshEvery(period: Duration): DistributedSemaphoreMetrics {
         require(period >= MIN_PERIOD && period.isFinite()) { "the refresh period must be at least $MIN_PERIOD and finite, was $period" }
-        return RedisSemaphoreMetrics(semaphore, kind, extraTags, period)
+        return DistributedSemaphoreMetrics(semaphore, kind, extraTags, period)
     }
 
     /** [refreshEvery] for Java: `refreshEvery(Duration.ofSeconds(5))`. */
-    public fun refreshEvery(period: java.time.Duration): RedisSemaphoreMetrics = refreshEvery(period.toKotlinDuration())
+    public fun refreshEvery(period: java.time.Duration): DistributedSemaphoreMetrics = refreshEvery(period.toKotlinDuration())
 
     /**
      * Registers the meters in [registry]; the first registry also starts the background read and adds
@@ -184,7 +184,7 @@ public class RedisSemaphoreMetrics internal constructor(
     }
 
     override fun toString(): String =
-        "RedisSemaphoreMetrics($kind \"${semaphore.name}\", every $period" +
+        "DistributedSemaphoreMetrics($kind \"${semaphore.name}\", every $period" +
             (if (extraTags.stream().findAny().isPresent) ", tags=$extraTags)" else ")")
 
     private fun startRefreshing(): Job {
@@ -193,7 +193,7 @@ public class RedisSemaphoreMetrics internal constructor(
             while (true) {
                 try {
                     state.figures = Figures(semaphore.inspect(1), semaphore.configuredPermits)
-                    if (failing) LOG.log(System.Logger.Level.INFO, "${this@RedisSemaphoreMetrics}: the figures are read again")
+                    if (failing) LOG.log(System.Logger.Level.INFO, "${this@DistributedSemaphoreMetrics}: the figures are read again")
                     failing = false
                 } catch (e: CancellationException) {
                     throw e
@@ -201,7 +201,7 @@ public class RedisSemaphoreMetrics internal constructor(
                     if (!failing) {
                         LOG.log(
                             System.Logger.Level.WARNING,
-                            "${this@RedisSemaphoreMetrics}: the figures could not be read (the gauges show the last ones for at most 3 periods)",
+                            "${this@DistributedSemaphoreMetrics}: the figures could not be read (the gauges show the last ones for at most 3 periods)",
                             e,
                         )
                     }
@@ -245,7 +245,7 @@ public class RedisSemaphoreMetrics internal constructor(
     }
 
     /** The figures of one read, and when it was made. */
-    private class Figures(seen: RedisSemaphoreInspection, configured: Int) {
+    private class Figures(seen: SemaphoreInspection, configured: Int) {
         val at = TimeSource.Monotonic.markNow()
         val limit: Int = if (seen.exists) seen.totalPermits else configured
         val available: Int = if (seen.exists) seen.availablePermits else configured
@@ -256,7 +256,7 @@ public class RedisSemaphoreMetrics internal constructor(
     }
 
     /** What the meters read: the last figures, and the counts of this client's lease events for this name. */
-    private inner class State : RedisLeaseListener {
+    private inner class State : LeaseListener {
         @Volatile
         var figures: Figures? = null
         val renewed = AtomicLong()
@@ -278,7 +278,7 @@ public class RedisSemaphoreMetrics internal constructor(
             if (lease.semaphoreName == semaphore.name) lost.incrementAndGet()
         }
 
-        override fun toString(): String = "the lease counters of ${this@RedisSemaphoreMetrics}"
+        override fun toString(): String = "the lease counters of ${this@DistributedSemaphoreMetrics}"
     }
 
     public companion object {
@@ -309,7 +309,7 @@ public class RedisSemaphoreMetrics internal constructor(
         /** Tag key: the semaphore's name. */
         public const val TAG_NAME: String = "name"
 
-        /** Tag key: `RedisSemaphore` or `RedisLock`. */
+        /** Tag key: `DistributedSemaphore` or `DistributedLock`. */
         public const val TAG_KIND: String = "kind"
 
         /** Tag key: how a renewal ended ([LEASE_RENEWALS]). */
@@ -324,22 +324,22 @@ public class RedisSemaphoreMetrics internal constructor(
         /** Guards the check and the registration of two binders' meters in one registry. */
         private val REGISTRATIONS = Any()
 
-        private val LOG: System.Logger = System.getLogger("dev.semaphore.redis")
+        private val LOG: System.Logger = System.getLogger("dev.semaphore.distributed")
 
         /**
-         * A binder for [semaphore], tagged `kind=RedisSemaphore` and its name.
-         * @throws IllegalArgumentException if it is not a RedisSemaphore of this library.
+         * A binder for [semaphore], tagged `kind=DistributedSemaphore` and its name.
+         * @throws IllegalArgumentException if it is not a DistributedSemaphore of this library.
          */
         @JvmStatic
-        public fun of(semaphore: RedisSemaphore): RedisSemaphoreMetrics =
-            RedisSemaphoreMetrics(semaphore.handle(), "RedisSemaphore", Tags.empty(), DEFAULT_PERIOD)
+        public fun of(semaphore: DistributedSemaphore): DistributedSemaphoreMetrics =
+            DistributedSemaphoreMetrics(semaphore.handle(), "DistributedSemaphore", Tags.empty(), DEFAULT_PERIOD)
 
         /**
-         * A binder for [lock], tagged `kind=RedisLock` and its name.
-         * @throws IllegalArgumentException if it is not a RedisLock of this library.
+         * A binder for [lock], tagged `kind=DistributedLock` and its name.
+         * @throws IllegalArgumentException if it is not a DistributedLock of this library.
          */
         @JvmStatic
-        public fun of(lock: RedisLock): RedisSemaphoreMetrics =
-            RedisSemaphoreMetrics(lock.asSemaphore().handle(), "RedisLock", Tags.empty(), DEFAULT_PERIOD)
+        public fun of(lock: DistributedLock): DistributedSemaphoreMetrics =
+            DistributedSemaphoreMetrics(lock.asSemaphore().handle(), "DistributedLock", Tags.empty(), DEFAULT_PERIOD)
     }
 }

@@ -1,10 +1,10 @@
-package dev.semaphore.redis
+package dev.semaphore.distributed
 
 import java.util.concurrent.ConcurrentHashMap
 import kotlin.time.Duration
 
 /**
- * A first-in-first-out lock shared by every JVM on the same Redis server: a [RedisSemaphore] of one
+ * A first-in-first-out lock shared by every JVM on the same Redis server: a [DistributedSemaphore] of one
  * permit (the same name is the same line), whose [Lease] is renewed by the client until [unlock].
  *
  * Like the local `dev.semaphore.Lock`, it is not reentrant, and an [owner][lock] is optional: with
@@ -12,17 +12,17 @@ import kotlin.time.Duration
  * `IllegalStateException` instead of waiting for itself until its own lease expires, and [holdsLock]
  * answers for it. Owners are compared by identity and known to this JVM only (another JVM's holder
  * is just "locked"); a number or a `Duration` is not an owner (a compile error). Without an owner the
- * [Lease] is the only identity of the hold. Owners are kept by the [RedisSemaphoreClient]: two clients
+ * [Lease] is the only identity of the hold. Owners are kept by the [DistributedSemaphoreClient]: two clients
  * in one JVM do not see each other's.
  *
- * Do not resize a lock's name through a [RedisSemaphore] handle: a total above 1 would let several
+ * Do not resize a lock's name through a [DistributedSemaphore] handle: a total above 1 would let several
  * holders in.
  */
-public interface RedisLock {
+public interface DistributedLock {
     public val name: String
 
     /**
-     * Waits in line for the lock; see [RedisSemaphore.acquire].
+     * Waits in line for the lock; see [DistributedSemaphore.acquire].
      * @throws IllegalStateException if [owner] (not null) already holds it through this JVM's client.
      */
     public suspend fun lock(owner: Any? = null): Lease
@@ -30,13 +30,13 @@ public interface RedisLock {
     /** Takes the lock now if it is free and nobody is queued; null otherwise. Throws as [lock]. */
     public suspend fun tryLock(owner: Any? = null): Lease?
 
-    /** Waits at most [timeout] for the lock; see [RedisSemaphore.tryAcquire]. Throws as [lock]. */
+    /** Waits at most [timeout] for the lock; see [DistributedSemaphore.tryAcquire]. Throws as [lock]. */
     public suspend fun tryLock(timeout: Duration, owner: Any? = null): Lease?
 
-    /** Unlocks; see [RedisSemaphore.release]. */
+    /** Unlocks; see [DistributedSemaphore.release]. */
     public suspend fun unlock(lease: Lease)
 
-    /** See [RedisSemaphore.renew]. */
+    /** See [DistributedSemaphore.renew]. */
     public suspend fun renew(lease: Lease)
 
     /** Whether [owner] holds this lock through this JVM's client now (no call to the server). */
@@ -50,15 +50,15 @@ public interface RedisLock {
     /**
      * Who holds this lock (its client's id and name, fencing token, time left, and its owner if this
      * JVM holds it for one) and at most [limit] requests of its line, with the true count; see
-     * [RedisSemaphore.inspect].
+     * [DistributedSemaphore.inspect].
      * @throws IllegalArgumentException if [limit] is not between 0 and 1000.
      */
-    public suspend fun inspect(limit: Int = 100): RedisLockInspection
+    public suspend fun inspect(limit: Int = 100): LockInspection
 
-    /** See [RedisSemaphore.delete]. */
+    /** See [DistributedSemaphore.delete]. */
     public suspend fun delete()
 
-    /** See [RedisSemaphore.close]. */
+    /** See [DistributedSemaphore.close]. */
     public fun close()
 
     /** Not an owner: `lock(5.seconds)` would wait without limit with the Duration as its owner. */
@@ -99,10 +99,10 @@ private const val NUMBER_IS_NOT_AN_OWNER =
         "For a timed wait use tryLock(timeout) with a Duration"
 
 /**
- * A [RedisLock]: a [RedisSemaphoreHandle] of one permit, and the owners that hold it through this
+ * A [DistributedLock]: a [SemaphoreHandle] of one permit, and the owners that hold it through this
  * client ([owners], shared by every handle on the client, one entry per held lock with an owner).
  */
-internal class RedisLockHandle(val semaphore: RedisSemaphoreHandle, private val owners: ConcurrentHashMap<OwnerKey, Any>) : RedisLock {
+internal class LockHandle(val semaphore: SemaphoreHandle, private val owners: ConcurrentHashMap<OwnerKey, Any>) : DistributedLock {
     override val name: String get() = semaphore.name
 
     /** An owner of the lock [name], compared by identity. */
@@ -155,7 +155,7 @@ internal class RedisLockHandle(val semaphore: RedisSemaphoreHandle, private val 
     override suspend fun isLocked(): Boolean = semaphore.availablePermits() <= 0
     override suspend fun queueLength(): Int = semaphore.queueLength()
 
-    override suspend fun inspect(limit: Int): RedisLockInspection {
+    override suspend fun inspect(limit: Int): LockInspection {
         checkInspectLimit(limit)
         val seen = semaphore.inspect(maxOf(limit, 1)) // the holder is listed even for limit 0
         val holder = seen.holders.firstOrNull()
@@ -164,9 +164,9 @@ internal class RedisLockHandle(val semaphore: RedisSemaphoreHandle, private val 
         } else {
             owners.entries.firstOrNull { (key, value) -> key.name == name && (value as? Lease)?.id == holder.leaseId }?.key?.owner
         }
-        return RedisLockInspection(name, seen.exists, holder, owner, seen.line.take(limit), seen.queueLength)
+        return LockInspection(name, seen.exists, holder, owner, seen.line.take(limit), seen.queueLength)
     }
     override suspend fun delete() = semaphore.delete()
     override fun close() = semaphore.close()
-    override fun toString(): String = "RedisLock(name=$name)"
+    override fun toString(): String = "DistributedLock(name=$name)"
 }

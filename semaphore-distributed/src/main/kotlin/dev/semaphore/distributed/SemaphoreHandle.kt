@@ -1,6 +1,14 @@
-package dev.semaphore.redis
+@file:OptIn(EngineApi::class)
+
+package dev.semaphore.distributed
 
 import dev.semaphore.SemaphoreClosedException
+import dev.semaphore.distributed.spi.EngineApi
+import dev.semaphore.distributed.spi.EngineSemaphore
+import dev.semaphore.distributed.spi.Place
+import dev.semaphore.distributed.spi.Place.Kind
+import dev.semaphore.distributed.spi.RequestIds
+import dev.semaphore.distributed.spi.RequestRef
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Deferred
@@ -17,22 +25,18 @@ import kotlin.time.TimeMark
 import kotlin.time.TimeSource
 
 /**
- * A view of one semaphore on the server: it sends one script per operation (the rules are in
- * docs/redis-protocol.md). It keeps nothing in the client but its own waiters' ids (to fail them on
- * [close]); the client keeps the lines (subscriptions, heartbeats) and the leases' renewals.
+ * A view of one semaphore on the server: it makes one engine call per operation ([ops]; the client's rules are in
+ * docs/redis-protocol.md, H1-T2, for every engine). It keeps nothing in the client but its own waiters' ids (to fail
+ * them on [close]); the client keeps the lines (wake-ups, heartbeats) and the leases' renewals.
  */
-internal class RedisSemaphoreHandle(
-    val client: RedisSemaphoreClient,
+internal class SemaphoreHandle(
+    val client: DistributedSemaphoreClient,
     override val name: String,
     override val configuredPermits: Int,
-    val config: RedisSemaphoreConfig,
-) : RedisSemaphore {
-    private val keys = redisKeys(name)
-    private val channel = wakeChannel(name)
-    private val leaseMs = config.leaseTime.inWholeMilliseconds.toString()
-    private val waiterTtlMs = config.waiterTimeToLive.inWholeMilliseconds.toString()
-    private val idleMs = config.idleExpiry.inWholeMilliseconds.toString()
-
+    val config: DistributedConfig,
+    /** The engine's calls about this semaphore. */
+    private val ops: EngineSemaphore,
+) : DistributedSemaphore {
     /** The heartbeat timings of this handle's requests: the client sends one heartbeat per line and timing. */
     data class Timing(val waiterTimeToLive: Duration, val heartbeatInterval: Duration)
 
@@ -52,36 +56,35 @@ internal class RedisSemaphoreHandle(
             val sent = TimeSource.Monotonic.markNow()
             val id = client.newRequestId()
             try {
-                val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "try")
-                val lease = grantedAtOnce(id, permits, reply, sent) ?: return null
-                return handOver(ready(lease, reply as? List<Any?>), 0)
+                val place = client.call { ops.acquire(id, permits, queue = false) }
+                val lease = grantedAtOnce(id, permits, place, sent) ?: return null
+                return handOver(ready(lease, place), 0)
             } catch (e: AskAgain) {
                 continue
             } catch (e: Throwable) { // cancelled, not replicated, unreachable: a grant is handed back (R8)
-                withdrawAfter(e, id, permits)
+                withdrawAfter(e, RequestRef(id), permits)
                 throw e
             }
         }
     }
 
     /**
-     * The lease that an acquire's [reply] grants at once: its token (the fast path), or a place
-     * {"G", ...}; null for another place. An "A" reply (an earlier run of the same request was granted,
-     * R6, and its token was not kept) is handed back, and [AskAgain] is thrown: the caller asks again
-     * with a new id.
+     * The lease that an acquire's answer [place] grants at once, or null for another place. An AGAIN answer (an earlier
+     * run of the same request was granted, R6, and its token was not kept) is handed back, and [AskAgain] is thrown: the
+     * caller asks again with a new id.
      */
-    private suspend fun grantedAtOnce(id: String, permits: Int, reply: Any?, sent: TimeMark): Lease? {
-        if (reply is Long) return Lease(name, id, permits, reply, sent + config.leaseTime)
-        val place = reply as List<*>
-        return when (place[0]) {
-            "G" -> leaseOf(name, id, list(place), sent)
-            "A" -> {
-                script(Script.cancel, id, permits.toString(), "1")
-                throw AskAgain
-            }
-            else -> null
+    private suspend fun grantedAtOnce(id: String, permits: Int, place: Place, sent: TimeMark): Lease? = when (place.kind) {
+        Kind.GRANTED -> leaseOf(id, place, sent)
+        Kind.AGAIN -> {
+            client.call { ops.cancel(RequestRef(id, place.slot), permits, handBack = true) }
+            throw AskAgain
         }
+        else -> null
     }
+
+    /** A grant's lease from its place, its expiry counted from [anchor]. */
+    private fun leaseOf(id: String, place: Place, anchor: TimeMark): Lease =
+        Lease(name, id, place.permits, place.token, anchor + place.remainingMs.milliseconds).also { it.slot = place.slot }
 
     /** See [grantedAtOnce]. */
     private object AskAgain : Exception(null, null, false, false) {
@@ -112,10 +115,15 @@ internal class RedisSemaphoreHandle(
 
     /** One request while it is made: what the server said of it so far. */
     private class Request(val id: String, val permits: Int) {
+        /** Where the server keeps it (engines with slots), once it answered. */
+        var slot = 0
+
+        val ref: RequestRef get() = RequestRef(id, slot)
+
         /** Its number in the line, once queued (0 if granted at once, or a repeat, R6). */
         var queueNumber = 0L
 
-        /** Between [RedisSemaphoreClient.joinLine] and [RedisSemaphoreClient.leaveLine]. */
+        /** Between [DistributedSemaphoreClient.joinLine] and [DistributedSemaphoreClient.leaveLine]. */
         var inLine = false
 
         /** Its lease once it may be handed over (H1): set before the wait for it can time out. */
@@ -143,35 +151,41 @@ internal class RedisSemaphoreHandle(
         } catch (e: AskAgain) {
             throw e
         } catch (e: Throwable) {
-            withdrawAfter(e, request.id, permits)
+            withdrawAfter(e, request.ref, permits)
             throw e
         } finally {
             client.stopExpecting(request.id)
-            synchronized(mine) { mine -= request.id }
-            if (request.inLine) client.leaveLine(channel, request.id, this)
+            synchronized(mine) {
+                mine -= request.id
+                slots -= request.id
+            }
+            if (request.inLine) client.leaveLine(name, request.id, this)
         }
     }
 
     /** Sends [request], joins the line if it was not granted at once, and waits for its grant; sets [Request.ready]. */
-    private suspend fun waitForGrant(request: Request, waiter: RedisSemaphoreClient.Waiter, sent: TimeMark) {
+    private suspend fun waitForGrant(request: Request, waiter: DistributedSemaphoreClient.Waiter, sent: TimeMark) {
         val (id, permits) = request.id to request.permits
-        val reply = script(Script.acquire, id, permits.toString(), leaseMs, waiterTtlMs, "queue")
-        grantedAtOnce(id, permits, reply, sent)?.let {
-            request.ready = ready(it, reply as? List<Any?>)
+        val place = client.call { ops.acquire(id, permits, queue = true) }
+        request.slot = place.slot
+        grantedAtOnce(id, permits, place, sent)?.let {
+            request.ready = ready(it, place)
             return
         }
-        val place = list(reply as List<*>)
-        check(place[0] == "Q") { "unexpected answer to a request for $permits permits of $name: $place" }
-        warnIfResized(place.getOrNull(2))
-        request.queueNumber = place.getOrNull(1) as? Long ?: 0L // none if this is a repeat (R6)
-        synchronized(mine) { mine += id }
-        val subscribedBefore = client.joinLine(channel, id, sent, this)
+        check(place.kind == Kind.QUEUED) { "unexpected answer to a request for $permits permits of $name: $place" }
+        warnIfResized(place.total)
+        request.queueNumber = place.number // 0 if this is a repeat (R6)
+        synchronized(mine) {
+            mine += id
+            slots[id] = place.slot
+        }
+        val subscribedBefore = client.joinLine(name, id, sent, this)
         request.inLine = true
         if (!subscribedBefore) { // a grant published before the subscription may be lost
             try {
-                client.awaitSubscribed(channel)
+                client.awaitSubscribed(name)
                 val asked = TimeSource.Monotonic.markNow()
-                settle(waiter, asked, list(script(Script.heartbeat, "-", waiterTtlMs, id))[0] as List<*>)
+                settle(waiter, asked, client.call { ops.heartbeat(listOf(request.ref)) }[0])
             } catch (e: CancellationException) {
                 throw e
             } catch (e: Exception) {
@@ -184,12 +198,15 @@ internal class RedisSemaphoreHandle(
         request.ready = ready(placeLease(id, permits, granted, anchor), granted)
     }
 
+    /** The slots of the requests of this handle now in line, by id (for their heartbeats); guarded by [mine]. */
+    private val slots = HashMap<String, Int>()
+
     /** The lease of a grant that reached a waiter (a request for [permits]), or the failure the server gave instead (R3). */
-    private fun placeLease(id: String, permits: Int, place: List<Any?>, anchor: TimeMark): Lease = when (place[0]) {
-        "G" -> leaseOf(name, id, place, anchor)
-        "E" -> throw IllegalStateException(
+    private fun placeLease(id: String, permits: Int, place: Place, anchor: TimeMark): Lease = when (place.kind) {
+        Kind.GRANTED -> leaseOf(id, place, anchor)
+        Kind.FAILED -> throw IllegalStateException(
             "the request $id for $permits permits of $name can never be granted: the semaphore's total was reduced " +
-                (place.getOrNull(2)?.let { "to $it" } ?: "below $permits") + " (${place[1]})",
+                (if (place.total >= 0) "to ${place.total}" else "below $permits") + " (${place.reason})",
         )
         else -> throw QueuedRequestLostException("request $id for $name left the line: ${describeEnd(place)}")
     }
@@ -199,10 +216,8 @@ internal class RedisSemaphoreHandle(
      * grant is counted from [sent]; or granted (the server counted its remaining time when the heartbeat
      * ran, after [sent]); or ended.
      */
-    private fun settle(waiter: RedisSemaphoreClient.Waiter, sent: TimeMark, place: List<*>) {
-        @Suppress("UNCHECKED_CAST")
-        val p = place as List<Any?>
-        if (p[0] == "Q") waiter.anchor = sent else waiter.grant.complete(p to sent)
+    private fun settle(waiter: DistributedSemaphoreClient.Waiter, sent: TimeMark, place: Place) {
+        if (place.kind == Kind.QUEUED) waiter.anchor = sent else waiter.grant.complete(place to sent)
     }
 
     /**
@@ -212,15 +227,16 @@ internal class RedisSemaphoreHandle(
     suspend fun heartbeat(ids: Array<String>) {
         for (chunk in ids.asList().chunked(HEARTBEAT_IDS)) {
             val sent = TimeSource.Monotonic.markNow()
+            val refs = synchronized(mine) { chunk.map { RequestRef(it, slots[it] ?: 0) } }
             val places = try {
-                list(script(Script.heartbeat, "-", waiterTtlMs, *chunk.toTypedArray()))
+                client.call { ops.heartbeat(refs) }
             } catch (e: CancellationException) {
                 throw e
             } catch (e: Exception) {
                 return // unreachable now; the requests stay in line until waiterTimeToLive
             }
             for ((i, place) in places.withIndex()) {
-                settle(client.waiterFor(chunk[i]) ?: continue, sent, place as List<*>)
+                settle(client.waiterFor(chunk[i]) ?: continue, sent, place)
             }
         }
     }
@@ -233,14 +249,14 @@ internal class RedisSemaphoreHandle(
      * ([QueuedRequestLostException]). With replicaAcks, every grant is renewed first: that renewal is the replicas'
      * confirmation ([NotReplicatedException] if they did not confirm in time; the caller hands the grant back). A
      * renewal whose answer itself came late leaves too little again: it is renewed again, at most [HANDOVER_RENEWALS]
-     * times, then the request fails with [RedisUnavailableException] (the caller hands the grant back).
+     * times, then the request fails with [ServerUnavailableException] (the caller hands the grant back).
      */
-    private suspend fun ready(lease: Lease, place: List<Any?>?): Lease {
-        if (place != null && place.size > 4) warnIfResized(place[4]) else client.checkTotalOnce(this)
+    private suspend fun ready(lease: Lease, place: Place): Lease {
+        if (place.total >= 0) warnIfResized(place.total) else client.checkTotalOnce(this)
         var renewals = 0
         while ((config.replicaAcks > 0 && renewals == 0) || lease.remaining < config.renewInterval) {
             if (renewals == HANDOVER_RENEWALS) {
-                throw RedisUnavailableException(
+                throw client.unavailable(
                     "the grant of ${lease.permits} permits of $name (${lease.id}) could not be handed over with renewInterval " +
                         "(${config.renewInterval}) left: the answers of $renewals renewals came too late (${lease.remaining} left); " +
                         "it was handed back",
@@ -281,20 +297,20 @@ internal class RedisSemaphoreHandle(
      */
     private suspend fun withdrawTimedOut(request: Request): Lease? {
         val sent = TimeSource.Monotonic.markNow()
-        val answer = withdraw(request.id, request.permits, keepGrant = config.replicaAcks == 0) ?: return null
-        if (answer[0] != "G") return null
-        val lease = leaseOf(name, request.id, answer, sent)
+        val answer = withdraw(request.ref, request.permits, keepGrant = config.replicaAcks == 0) ?: return null
+        if (answer.kind != Kind.GRANTED) return null
+        val lease = leaseOf(request.id, answer, sent)
         if (lease.remaining < config.renewInterval) {
-            client.finishWithdrawal(this, lease.id, lease.permits, null)
+            client.finishWithdrawal(this, lease.ref, lease.permits, null)
             return null
         }
         return handOver(lease, request.queueNumber)
     }
 
     /** After a request failed with [e] (cancelled, not replicated, unreachable): withdraws it, handing back a grant (R8, T1). */
-    private suspend fun withdrawAfter(e: Throwable, id: String, permits: Int) {
+    private suspend fun withdrawAfter(e: Throwable, request: RequestRef, permits: Int) {
         try {
-            withdraw(id, permits, keepGrant = false)
+            withdraw(request, permits, keepGrant = false)
         } catch (secondary: Exception) {
             if (secondary !== e) e.addSuppressed(secondary)
         }
@@ -302,19 +318,19 @@ internal class RedisSemaphoreHandle(
 
     /**
      * Sends the withdrawal of the request [id] for [permits] (cancel.lua: out of the line; a grant handed back, or with
-     * [keepGrant] kept and answered as a place {"G", ...}) and waits for its answer at most [WITHDRAWAL_WAIT], even if
+     * [keepGrant] kept and answered as a place, granted) and waits for its answer at most [WITHDRAWAL_WAIT], even if
      * the caller is cancelled. Returns the answer, or null if none came in time: then the withdrawal goes on in the
      * background (T2), and a grant it answers later is handed back. Throws what the withdrawal failed with in time.
      */
-    private suspend fun withdraw(id: String, permits: Int, keepGrant: Boolean): List<Any?>? = withContext(NonCancellable) {
-        val attempt = client.background.async { list(script(Script.cancel, id, permits.toString(), if (keepGrant) "0" else "1")) }
+    private suspend fun withdraw(request: RequestRef, permits: Int, keepGrant: Boolean): Place? = withContext(NonCancellable) {
+        val attempt = client.background.async { client.call { ops.cancel(request, permits, handBack = !keepGrant) } }
         withTimeoutOrNull(WITHDRAWAL_WAIT) { attempt.join() }
         if (attempt.isCancelled) {
             null // the client was closed: the server ends the request and any grant by itself
         } else if (attempt.isCompleted) {
             attempt.await() // at once: it completed (throws what it failed with)
         } else {
-            client.finishWithdrawal(this@RedisSemaphoreHandle, id, permits, attempt)
+            client.finishWithdrawal(this@SemaphoreHandle, request, permits, attempt)
             null
         }
     }
@@ -324,24 +340,23 @@ internal class RedisSemaphoreHandle(
      * the withdrawal (handing back) again every heartbeatInterval while it fails, until the server must have ended the
      * request and any grant by itself (waiterTimeToLive + leaseTime from now).
      */
-    suspend fun withdrawLater(id: String, permits: Int, attempt: Deferred<List<Any?>>?) {
+    suspend fun withdrawLater(request: RequestRef, permits: Int, attempt: Deferred<Place>?) {
         val until = TimeSource.Monotonic.markNow() + config.waiterTimeToLive + config.leaseTime
-        var answer: List<Any?>? = attempt?.let { runCatching { it.await() }.getOrNull() }
+        var answer: Place? = attempt?.let { runCatching { it.await() }.getOrNull() }
         var sent = if (attempt == null) 0 else 1
         while (true) {
-            if (answer != null && answer[0] != "G") return // gone, or handed back ("G" only from a withdrawal that kept it)
+            if (answer != null && answer.kind != Kind.GRANTED) return // gone, or handed back (granted only from a withdrawal that kept it)
             if (answer == null) {
                 if (until.hasPassedNow() || client.isClosed) return
                 if (sent > 0) delay(config.heartbeatInterval) // the first hand-back goes at once, the next ones paced
             }
             sent++
-            answer = runCatching { list(script(Script.cancel, id, permits.toString(), "1")) }.getOrNull()
+            answer = runCatching { client.call { ops.cancel(request, permits, handBack = true) } }.getOrNull()
         }
     }
 
-    private fun warnIfResized(total: Any?) {
-        val onServer = (total as? Long)?.toInt() ?: return
-        if (onServer != configuredPermits) client.warnTotal(name, configuredPermits, onServer)
+    private fun warnIfResized(onServer: Int) {
+        if (onServer >= 0 && onServer != configuredPermits) client.warnTotal(name, configuredPermits, onServer)
     }
 
     /**
@@ -353,12 +368,12 @@ internal class RedisSemaphoreHandle(
         TimeSource.Monotonic.markNow() + if (config.autoRenew) lease.remaining - (config.leaseTime - config.renewInterval) else lease.remaining
 
     /**
-     * The keeper's look at a kept lease that is due (K2, K3): renews it ([RedisSemaphoreConfig.autoRenew]), or, for a
+     * The keeper's look at a kept lease that is due (K2, K3): renews it ([DistributedConfig.autoRenew]), or, for a
      * fixed lease or one whose release was tried, checks whether its time ran out. Sets when to look next: [nextLook]
      * after a renewal, sooner while renewals fail, until the count runs out; then the lease is lost (its holder told)
      * and handed back on the server in the background, so that a renewal still on its way cannot revive it.
      */
-    suspend fun look(entry: RedisSemaphoreClient.Kept) {
+    suspend fun look(entry: DistributedSemaphoreClient.Kept) {
         val lease = entry.lease
         if (lease.end.isCompleted) return
         if (entry.watchOnly) { // K3: a release was tried; no more renewals
@@ -382,13 +397,13 @@ internal class RedisSemaphoreHandle(
         }
         val waitAtMost = lease.remaining
         var failure: Exception? = null
-        val attempt = RedisJfr.beginRenewal()
+        val attempt = DistributedJfr.beginRenewal()
         val answered = waitAtMost.isPositive() && try {
             withTimeoutOrNull(waitAtMost) { renewOnce(lease) } != null
         } catch (e: CancellationException) {
             throw e
         } catch (e: LeaseLostException) {
-            lose(e) // told to the listeners by the lease's end (RedisSemaphoreClient.hold)
+            lose(e) // told to the listeners by the lease's end (DistributedSemaphoreClient.hold)
             return
         } catch (e: Exception) { // the server is unreachable: keep trying until the lease must have ended
             failure = e
@@ -404,12 +419,12 @@ internal class RedisSemaphoreHandle(
         if (!lease.remaining.isPositive()) {
             val replicas = if (entry.lastError is NotReplicatedException) " and ${config.replicaAcks} replicas" else ""
             lose(LeaseLostException("$lease expired before a renewal reached the server$replicas", entry.lastError))
-            client.finishWithdrawal(this, lease.id, lease.permits, null) // K2: a late renewal cannot revive it
+            client.finishWithdrawal(this, lease.ref, lease.permits, null) // K2: a late renewal cannot revive it
         } else {
             entry.dueAt = TimeSource.Monotonic.markNow() + minOf(config.renewInterval, lease.remaining / 4)
             client.renewalFailed(
                 lease,
-                failure ?: RedisUnavailableException("the renewal of $lease got no answer within $waitAtMost", entry.lastError),
+                failure ?: client.unavailable("the renewal of $lease got no answer within $waitAtMost", entry.lastError),
                 attempt,
             )
         }
@@ -432,14 +447,14 @@ internal class RedisSemaphoreHandle(
         val triedBefore = lease.releaseTried
         lease.releaseTried = true
         val answer = try {
-            script(Script.release, lease.id, lease.permits.toString(), if (wantToken) "token" else "-")
+            client.call { ops.release(lease.ref, lease.permits, wantToken) }
         } catch (e: Throwable) { // no answer (or cancelled): not settled, the caller may try again
             lease.releasing.set(false)
             if (!lease.remaining.isPositive()) lease.released() // L3: its time is up; the keeper may no longer look
             throw e
         }
         return when {
-            answer is Long -> answer.also { lease.released() }
+            answer != null -> answer.also { lease.released() }
             // L2: the server has no such lease. If it was live when the release was sent, that is this very release,
             // repeated by a reconnect after its first run (R6); after an earlier release that got no answer, that one
             // ran, or the lease ended at its expiry (L3): given back either way. Otherwise it ended at its expiry.
@@ -462,55 +477,40 @@ internal class RedisSemaphoreHandle(
     /** One renewal of [lease] (with replicaAcks, confirmed by the replicas): a fresh count from its sending, or LeaseLostException. */
     private suspend fun renewOnce(lease: Lease) {
         val sent = TimeSource.Monotonic.markNow()
-        val answer = if (config.replicaAcks == 0) {
-            list(script(Script.renew, lease.id, lease.permits.toString(), leaseMs, "-"))
-        } else {
-            val (answer, acks) = client.runAndWait(
-                Script.renew, keys, args(Script.renew, lease.id, lease.permits.toString(), leaseMs, "confirm"),
-                config.replicaAcks, config.replicaTimeout.inWholeMilliseconds,
-            )
-            if (answer[0] == "G" && acks < config.replicaAcks) {
-                throw NotReplicatedException("$acks of ${config.replicaAcks} replicas acknowledged the renewal in time")
-            }
-            answer
-        }
-        if (answer[0] == "G") {
-            lease.expiresAt = sent + (answer[3] as Long).milliseconds
+        val answer = client.call { ops.renew(lease.ref, lease.permits) }
+        if (answer.kind == Kind.GRANTED) {
+            lease.expiresAt = sent + answer.remainingMs.milliseconds
         } else {
             throw LeaseLostException("$lease can no longer be renewed: ${describeEnd(answer)}")
         }
     }
 
-    override suspend fun availablePermits(): Int = (state()[0] as Long).toInt()
+    override suspend fun availablePermits(): Int = state().available
 
-    override suspend fun queueLength(): Int = (state()[1] as Long).toInt()
+    override suspend fun queueLength(): Int = state().queued
 
-    override suspend fun totalPermits(): Int = (state()[2] as Long).toInt()
+    override suspend fun totalPermits(): Int = state().total
 
-    private suspend fun state(): List<Any?> = list(script(Script.state, "-"))
+    private suspend fun state() = client.call { ops.state() }
 
-    /** One read-only script (inspect.lua): its reply {total, holders, {...}, queued, {...}, held} read into a [RedisSemaphoreInspection]. */
-    override suspend fun inspect(limit: Int): RedisSemaphoreInspection {
+    /** One read-only call: what the engine read, as a [SemaphoreInspection]. */
+    override suspend fun inspect(limit: Int): SemaphoreInspection {
         checkInspectLimit(limit)
-        val reply = list(script(Script.inspect, "-", limit.toString()))
-        val total = (reply[0] as Long).toInt()
-        val holders = (reply[2] as List<*>).chunked(4).map { (id, permits, token, remainingMs) ->
-            val (clientId, clientName) = RequestIds.clientOf(id as String)
-            RedisSemaphoreInspection.Holder(
-                id, clientId, clientName, (permits as Long).toInt(), token as Long, (remainingMs as Long).milliseconds,
-                clientId == client.clientId,
+        val seen = client.call { ops.inspect(limit) }
+        val holders = seen.holders.map { entry ->
+            val (clientId, clientName) = RequestIds.clientOf(entry.id)
+            SemaphoreInspection.Holder(
+                entry.id, clientId, clientName, entry.permits, entry.token, entry.millis.milliseconds, clientId == client.clientId,
             )
         }
-        val line = (reply[4] as List<*>).chunked(3).mapIndexed { i, (id, permits, waitedMs) ->
-            val (clientId, clientName) = RequestIds.clientOf(id as String)
-            RedisSemaphoreInspection.QueuedRequest(
-                id, clientId, clientName, (permits as Long).toInt(), i + 1, (waitedMs as Long).milliseconds,
-                clientId == client.clientId,
+        val line = seen.queued.mapIndexed { i, entry ->
+            val (clientId, clientName) = RequestIds.clientOf(entry.id)
+            SemaphoreInspection.QueuedRequest(
+                entry.id, clientId, clientName, entry.permits, i + 1, entry.millis.milliseconds, clientId == client.clientId,
             )
         }
-        return RedisSemaphoreInspection(
-            name, total >= 0, maxOf(total, 0), (reply[5] as Long).toInt(), holders, (reply[1] as Long).toInt(), line,
-            (reply[3] as Long).toInt(),
+        return SemaphoreInspection(
+            name, seen.total >= 0, maxOf(seen.total, 0), seen.heldPermits, holders, seen.holderCount, line, seen.queuedCount,
         )
     }
 
@@ -532,12 +532,12 @@ internal class RedisSemaphoreHandle(
     /** One resize, under an id of its own so that a repeat of it changes nothing more (R6). */
     private suspend fun resize(mode: String, count: Int) {
         if (client.isClosed) throw client.closedException()
-        script(Script.resize, client.newRequestId(), mode, count.toString())
+        client.call { ops.resize(client.newRequestId(), mode, count) }
     }
 
     override suspend fun delete() {
         if (client.isClosed) throw client.closedException()
-        script(Script.delete, "-")
+        client.call { ops.delete() }
     }
 
     override fun close() {
@@ -568,7 +568,7 @@ internal class RedisSemaphoreHandle(
             // The count ran out before the block ended, and the keeper had not yet said so: the block may have run past
             // the lease, so it did not run under it. Lost, as the keeper would have found (K2).
             lease.lose(LeaseLostException("$lease ran out (${lease.remaining} left by the client's count) before its block ended"))
-            client.finishWithdrawal(this, lease.id, lease.permits, null)
+            client.finishWithdrawal(this, lease.ref, lease.permits, null)
         }
         lease.lostWith?.let { throw LeaseLostException(it.message.orEmpty(), it) }
         val failure = withContext(NonCancellable) { releaseWhileItLasts(lease) }
@@ -587,16 +587,6 @@ internal class RedisSemaphoreHandle(
         e
     }
 
-    private fun args(script: Script, id: String, vararg rest: String): Array<String> =
-        script.argv(id, idleMs, configuredPermits.toString(), client.publishCommand, *rest)
-
-    @Suppress("UNCHECKED_CAST")
-    private suspend fun script(script: Script, id: String, vararg rest: String): Any? =
-        client.run(script, keys, args(script, id, *rest))
-
-    /** A reply that is an array (head.lua). */
-    private fun list(reply: Any?): List<Any?> = reply as? List<Any?> ?: error("unexpected reply from a script on $name: $reply")
-
     fun checkRequest(permits: Int) {
         require(permits >= 1) { "permits must be at least 1, was $permits" }
         if (closed) throw closedException()
@@ -608,15 +598,15 @@ internal class RedisSemaphoreHandle(
 
     private fun closedException() = SemaphoreClosedException("this handle on $name was closed", null)
 
-    private fun describeEnd(place: List<Any?>): String = when (place[0]) {
-        "U" -> "the server has no such request: it ended (a lease past its expiry, a queued request whose heartbeats " +
+    private fun describeEnd(place: Place): String = when (place.kind) {
+        Kind.UNKNOWN -> "the server has no such request: it ended (a lease past its expiry, a queued request whose heartbeats " +
             "stopped for longer than ${config.waiterTimeToLive}), or the server lost it (restarted without persistence, " +
             "or the semaphore was deleted)"
-        "E" -> "the server ended it: ${place[1]}"
+        Kind.FAILED -> "the server ended it: ${place.reason}"
         else -> "the server answered $place"
     }
 
-    override fun toString(): String = "RedisSemaphore(name=$name, configuredPermits=$configuredPermits, $config)"
+    override fun toString(): String = "DistributedSemaphore(name=$name, configuredPermits=$configuredPermits, $config)"
 }
 
 /**
@@ -631,15 +621,9 @@ internal const val HANDOVER_RENEWALS = 3
 /** The most queued requests one heartbeat script asks about (R5: every script does bounded work). */
 internal const val HEARTBEAT_IDS = 100
 
-/** The largest limit of [RedisSemaphore.inspect]: its reply stays small (about 100 bytes an entry). */
+/** The largest limit of [DistributedSemaphore.inspect]: its reply stays small (about 100 bytes an entry). */
 internal const val MAX_INSPECT_LIMIT = 1000
 
-/** @throws IllegalArgumentException if [limit] is not a limit of [RedisSemaphore.inspect], naming it. */
+/** @throws IllegalArgumentException if [limit] is not a limit of [DistributedSemaphore.inspect], naming it. */
 internal fun checkInspectLimit(limit: Int) =
     require(limit in 0..MAX_INSPECT_LIMIT) { "limit must be between 0 and $MAX_INSPECT_LIMIT, was $limit" }
-
-/** The keys of the semaphore [name], in the order the scripts expect them (head.lua): all in one hash slot. */
-internal fun redisKeys(name: String): Array<String> = arrayOf("s", "q", "wx", "lx").map { "dsem:{$name}:$it" }.toTypedArray()
-
-/** The pub/sub channel on which the grants of the semaphore [name] are published (in the keys' hash slot). */
-internal fun wakeChannel(name: String): String = "dsem:{$name}:wake"

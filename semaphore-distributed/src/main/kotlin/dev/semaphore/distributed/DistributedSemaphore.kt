@@ -1,17 +1,17 @@
 /*
- * A semaphore and a lock shared by many JVMs through one Redis server. The public contract is here and
- * in RedisLock.kt; RedisSemaphoreClient.kt holds the connections and the client's background work,
- * RedisSemaphoreHandle.kt the per-semaphore client side, RedisConnections.kt how the connections are set
- * up, and the server side is a set of Lua scripts (the .lua resources in dev/semaphore/redis; head.lua
- * describes the keys).
+ * A semaphore and a lock shared by many JVMs through one server: Redis (semaphore-redis) or PostgreSQL
+ * (semaphore-postgres). The public contract is here and in DistributedLock.kt; DistributedSemaphoreClient.kt holds the
+ * client's background work, SemaphoreHandle.kt the per-semaphore client side, spi/Engine.kt what an engine provides.
  *
- * The rules both sides keep are written once, in docs/redis-protocol.md: the server's (R1..R9), the
- * client's request and lease state machines and what each answer means in each state, and the rules that
- * hold under network faults (H1 the hand-over, K1..K3 the keeper, L1..L3 the release, T1..T2 timeouts and
- * withdrawals, C1 the connections). The code and the scripts cite them by those names.
+ * The client's rules are written once, in docs/redis-protocol.md, for both engines: the request and lease state machines
+ * and what each answer means in each state, and the rules that hold under network faults (H1 the hand-over, K1..K3 the
+ * keeper, L1..L3 the release, T1..T2 timeouts and withdrawals). Each server side keeps its own document's rules
+ * (docs/redis-protocol.md R1..R9, docs/postgres-protocol.md P1..P10). The code cites them by those names.
  */
-package dev.semaphore.redis
+package dev.semaphore.distributed
 
+import dev.semaphore.distributed.spi.EngineApi
+import dev.semaphore.distributed.spi.RequestRef
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
 import kotlin.time.Duration
@@ -21,13 +21,13 @@ import kotlin.time.TimeMark
 import kotlin.time.toKotlinDuration
 
 /**
- * A counting semaphore shared, under one [name], by every JVM connected to the same Redis server, with
+ * A counting semaphore shared, under one [name], by every JVM connected to the same server (Redis or PostgreSQL), with
  * the guarantees of the local `dev.semaphore.Semaphore` where they can hold across machines: one
  * first-in-first-out line for all JVMs, requests for several permits granted whole at the head of the
  * line, no barging by [tryAcquire], a request larger than the total refused.
  *
  * Every grant is a [Lease]. The client renews it in the background until it is released (see
- * [RedisSemaphoreConfig.autoRenew] for a fixed lease instead), so it lasts as long as its holder lives
+ * [DistributedConfig.autoRenew] for a fixed lease instead), so it lasts as long as its holder lives
  * and reaches the server; a holder that dies or is cut off loses its permits after at most one lease
  * time, and they go to the next in line. A holder whose lease is lost anyway is told when it happens:
  * [Lease.awaitEnd] throws [LeaseLostException], and [withPermit] cancels its block. A holder that may
@@ -36,18 +36,18 @@ import kotlin.time.toKotlinDuration
  *
  * The total is the server's: [configuredPermits] creates the semaphore if the server has none, and
  * [addPermits], [reducePermits] and [setPermits] change it for every JVM at once. A semaphore nobody
- * holds or waits on expires from the server after [RedisSemaphoreConfig.idleExpiry], and the next use
+ * holds or waits on expires from the server after [DistributedConfig.idleExpiry], and the next use
  * creates it again, with fencing tokens still increasing.
  *
  * Failures: misuse throws `IllegalArgumentException` or `IllegalStateException` (as each method says)
- * and changes nothing; what Redis or the network did throws a [RedisSemaphoreException] subtype (see
- * RedisSemaphoreExceptions.kt): every method may throw [RedisUnavailableException] and
+ * and changes nothing; what the server or the network did throws a [DistributedSemaphoreException] subtype (see
+ * DistributedExceptions.kt): every method may throw [ServerUnavailableException] and
  * [WrongClusterNodeException].
  *
- * Get one from [RedisSemaphoreClient.semaphore]: a handle is a cheap view, made per call if you like.
+ * Get one from [DistributedSemaphoreClient.semaphore]: a handle is a cheap view, made per call if you like.
  * Methods are safe to call from any coroutine.
  */
-public interface RedisSemaphore {
+public interface DistributedSemaphore {
     /** The semaphore's name on the server. */
     public val name: String
 
@@ -64,12 +64,12 @@ public interface RedisSemaphore {
      * @throws IllegalArgumentException if [permits] < 1 or more than the server's total (nothing is queued).
      * @throws IllegalStateException if the total is reduced below [permits] while it waits (it left the line).
      * @throws dev.semaphore.SemaphoreClosedException if this handle or its client is or becomes closed.
-     * A lease is returned only with at least [RedisSemaphoreConfig.renewInterval] left by the client's
+     * A lease is returned only with at least [DistributedConfig.renewInterval] left by the client's
      * count: a grant that reached this client late is renewed first (H1 in docs/redis-protocol.md).
      * @throws QueuedRequestLostException if the server dropped the request from the line because its
      *   heartbeats did not arrive (this client was cut off for longer than the waiter time to live), or
      *   its grant reached this client after its lease had ended on the server (nothing is held).
-     * @throws NotReplicatedException if [RedisSemaphoreConfig.replicaAcks] replicas did not acknowledge
+     * @throws NotReplicatedException if [DistributedConfig.replicaAcks] replicas did not acknowledge
      *   the grant in time (it was handed back). The same holds for [tryAcquire].
      */
     public suspend fun acquire(permits: Int = 1): Lease
@@ -98,7 +98,7 @@ public interface RedisSemaphore {
      * @throws LeaseLostException if the lease had been lost (its permits already went to others).
      * @throws IllegalStateException if it was already released.
      * @throws IllegalArgumentException if [lease] belongs to another semaphore.
-     * @throws RedisUnavailableException if the server did not answer (within the client's command
+     * @throws ServerUnavailableException if the server did not answer (within the client's command
      *   timeout). Renewals stopped at the call, so the permits come back at the lease's expiry at the
      *   latest, and the lease then ends as given back, not lost (L3 in docs/redis-protocol.md); [release]
      *   may be called again to give them back sooner.
@@ -107,9 +107,9 @@ public interface RedisSemaphore {
 
     /**
      * Extends [lease] by one lease time from now (server time). The client does this by itself unless
-     * [RedisSemaphoreConfig.autoRenew] is off.
+     * [DistributedConfig.autoRenew] is off.
      * @throws LeaseLostException if it had ended.
-     * @throws NotReplicatedException if [RedisSemaphoreConfig.replicaAcks] replicas did not acknowledge
+     * @throws NotReplicatedException if [DistributedConfig.replicaAcks] replicas did not acknowledge
      *   the renewal in time; [Lease.remaining] was not extended (the lease may still be live: try again).
      * @throws IllegalArgumentException if [lease] belongs to another semaphore.
      */
@@ -128,11 +128,11 @@ public interface RedisSemaphore {
      * Who holds this semaphore and who waits for it, from every JVM, now: at most [limit] holders (each
      * with its client's id and name, permits, fencing token and time left) and at most [limit] requests
      * of the line (client, permits, time waited), with the true counts. One read-only script, which
-     * changes nothing (not even creating the semaphore) and never waits; see [RedisSemaphoreInspection].
+     * changes nothing (not even creating the semaphore) and never waits; see [SemaphoreInspection].
      * `println(semaphore.inspect())` prints a readable dump.
      * @throws IllegalArgumentException if [limit] is not between 0 and 1000 (0: the counts only).
      */
-    public suspend fun inspect(limit: Int = 100): RedisSemaphoreInspection
+    public suspend fun inspect(limit: Int = 100): SemaphoreInspection
 
     /**
      * Adds [permits] to the total, for every JVM; queued requests that now fit are granted.
@@ -173,7 +173,7 @@ public interface RedisSemaphore {
 /**
  * A grant: [permits] permits of semaphore [semaphoreName], until it is released or lost.
  * [fencingToken] is strictly greater than the token of every earlier grant of the same semaphore.
- * Java reads the properties record-style, as on `RedisPermit`: `id()`, `permits()`, `fencingToken()`,
+ * Java reads the properties record-style, as on `DistributedPermit`: `id()`, `permits()`, `fencingToken()`,
  * `semaphoreName()`.
  */
 public class Lease internal constructor(
@@ -187,6 +187,13 @@ public class Lease internal constructor(
 ) {
     /** The request's number in the line if it queued (the server's order of requests), 0 if granted at once. */
     @Volatile internal var queueNumber: Long = 0
+
+    /** Where the server keeps it (engines with slots; set before it is handed over). */
+    @Volatile internal var slot: Int = 0
+
+    /** The lease as the engine's calls name it. */
+    @OptIn(EngineApi::class)
+    internal val ref: RequestRef get() = RequestRef(id, slot)
 
     /** Set by a release call while it runs, and for good once one succeeded (cleared if it got no answer: L3). */
     internal val releasing = java.util.concurrent.atomic.AtomicBoolean()
@@ -233,14 +240,14 @@ public class Lease internal constructor(
 }
 
 /**
- * Timings of a [RedisSemaphore], whether its leases are renewed, and whether its grants wait for
+ * Timings of a [DistributedSemaphore], whether its leases are renewed, and whether its grants wait for
  * replicas; all times are measured by the server except the intervals at which this client acts and
  * [replicaTimeout].
  *
- * Kotlin: name the arguments, `RedisSemaphoreConfig(leaseTime = 2.seconds, heartbeatInterval = 200.milliseconds)`.
+ * Kotlin: name the arguments, `DistributedConfig(leaseTime = 2.seconds, heartbeatInterval = 200.milliseconds)`.
  * Several are `Duration`s, so a positional call could put one in another's place and still compile;
  * the leading [NamedArgumentsOnly] parameter makes any positional argument a compile error.
- * Java: `new RedisSemaphoreConfig()` (the defaults) and the `with...` methods, each of which returns a
+ * Java: `new DistributedConfig()` (the defaults) and the `with...` methods, each of which returns a
  * new configuration.
  *
  * @property leaseTime how long a lease lasts without a renewal: the bound after which a dead or cut-off
@@ -277,7 +284,7 @@ public class Lease internal constructor(
  *   [replicaTimeout]), an interval is more than half of what it refreshes, or [replicaAcks] is
  *   negative; the message names the value and which one to change.
  */
-public class RedisSemaphoreConfig private constructor(
+public class DistributedConfig private constructor(
     public val leaseTime: Duration,
     public val autoRenew: Boolean,
     /** The renew interval as set, null for the default (a third of the lease time). */
@@ -350,41 +357,41 @@ public class RedisSemaphoreConfig private constructor(
         idleExpiry: Duration = this.idleExpiry,
         replicaAcks: Int = this.replicaAcks,
         replicaTimeout: Duration = this.replicaTimeout,
-    ) = RedisSemaphoreConfig(leaseTime, autoRenew, renewInterval, waiterTimeToLive, heartbeatInterval, idleExpiry, replicaAcks, replicaTimeout)
+    ) = DistributedConfig(leaseTime, autoRenew, renewInterval, waiterTimeToLive, heartbeatInterval, idleExpiry, replicaAcks, replicaTimeout)
 
     /** This configuration with [leaseTime] = [leaseTime] (and, unless set, [renewInterval] a third of it). */
-    public fun withLeaseTime(leaseTime: java.time.Duration): RedisSemaphoreConfig = copy(leaseTime = leaseTime.toKotlinDuration())
+    public fun withLeaseTime(leaseTime: java.time.Duration): DistributedConfig = copy(leaseTime = leaseTime.toKotlinDuration())
 
     /** This configuration with [autoRenew] = [autoRenew]: false for fixed leases. */
-    public fun withAutoRenew(autoRenew: Boolean): RedisSemaphoreConfig = copy(autoRenew = autoRenew)
+    public fun withAutoRenew(autoRenew: Boolean): DistributedConfig = copy(autoRenew = autoRenew)
 
     /** This configuration with [renewInterval] = [renewInterval]; it must be shorter than [leaseTime]. */
-    public fun withRenewInterval(renewInterval: java.time.Duration): RedisSemaphoreConfig =
+    public fun withRenewInterval(renewInterval: java.time.Duration): DistributedConfig =
         copy(renewInterval = renewInterval.toKotlinDuration())
 
     /** This configuration with [waiterTimeToLive] = [waiterTimeToLive] (and, unless set, [heartbeatInterval] a fifth of it). */
-    public fun withWaiterTimeToLive(waiterTimeToLive: java.time.Duration): RedisSemaphoreConfig =
+    public fun withWaiterTimeToLive(waiterTimeToLive: java.time.Duration): DistributedConfig =
         copy(waiterTimeToLive = waiterTimeToLive.toKotlinDuration())
 
     /** This configuration with [heartbeatInterval] = [heartbeatInterval]; it must be shorter than [waiterTimeToLive]. */
-    public fun withHeartbeatInterval(heartbeatInterval: java.time.Duration): RedisSemaphoreConfig =
+    public fun withHeartbeatInterval(heartbeatInterval: java.time.Duration): DistributedConfig =
         copy(heartbeatInterval = heartbeatInterval.toKotlinDuration())
 
     /** This configuration with [idleExpiry] = [idleExpiry]. */
-    public fun withIdleExpiry(idleExpiry: java.time.Duration): RedisSemaphoreConfig = copy(idleExpiry = idleExpiry.toKotlinDuration())
+    public fun withIdleExpiry(idleExpiry: java.time.Duration): DistributedConfig = copy(idleExpiry = idleExpiry.toKotlinDuration())
 
     /** This configuration with [replicaAcks] = [replicas] and [replicaTimeout] = [timeout]. */
-    public fun withReplicaAcks(replicas: Int, timeout: java.time.Duration): RedisSemaphoreConfig =
+    public fun withReplicaAcks(replicas: Int, timeout: java.time.Duration): DistributedConfig =
         copy(replicaAcks = replicas, replicaTimeout = timeout.toKotlinDuration())
 
     override fun toString(): String =
-        "RedisSemaphoreConfig(leaseTime=$leaseTime, " + (if (autoRenew) "renewInterval=$renewInterval" else "fixed leases") +
+        "DistributedConfig(leaseTime=$leaseTime, " + (if (autoRenew) "renewInterval=$renewInterval" else "fixed leases") +
             ", waiterTimeToLive=$waiterTimeToLive, heartbeatInterval=$heartbeatInterval, idleExpiry=$idleExpiry" +
             (if (replicaAcks > 0) ", replicaAcks=$replicaAcks, replicaTimeout=$replicaTimeout)" else ")")
 
     /**
      * The type of the constructor's leading `vararg`, which has no instances: it takes no argument, so
-     * every argument after it must be named (`RedisSemaphoreConfig(leaseTime = 2.seconds)`), and a
+     * every argument after it must be named (`DistributedConfig(leaseTime = 2.seconds)`), and a
      * positional `Duration` does not compile.
      */
     public class NamedArgumentsOnly private constructor()
@@ -398,15 +405,15 @@ public class RedisSemaphoreConfig private constructor(
  * A release that gets no answer before the lease would expire is abandoned: the permits come back
  * at the expiry, and the block's result stands.
  */
-public suspend fun <T> RedisSemaphore.withPermit(permits: Int = 1, block: suspend CoroutineScope.(Lease) -> T): T =
+public suspend fun <T> DistributedSemaphore.withPermit(permits: Int = 1, block: suspend CoroutineScope.(Lease) -> T): T =
     handle().withLease(acquire(permits), block)
 
-/** [withPermit] for a [RedisLock]. */
-public suspend fun <T> RedisLock.withLock(block: suspend CoroutineScope.(Lease) -> T): T = asSemaphore().withPermit(1, block)
+/** [withPermit] for a [DistributedLock]. */
+public suspend fun <T> DistributedLock.withLock(block: suspend CoroutineScope.(Lease) -> T): T = asSemaphore().withPermit(1, block)
 
 /** The semaphore of one permit that this lock is (the same line, under the same name). */
-public fun RedisLock.asSemaphore(): RedisSemaphore =
-    (this as? RedisLockHandle ?: throw IllegalArgumentException("not a RedisLock of this library: $this")).semaphore
+public fun DistributedLock.asSemaphore(): DistributedSemaphore =
+    (this as? LockHandle ?: throw IllegalArgumentException("not a DistributedLock of this library: $this")).semaphore
 
-internal fun RedisSemaphore.handle(): RedisSemaphoreHandle =
-    this as? RedisSemaphoreHandle ?: throw IllegalArgumentException("not a RedisSemaphore of this library: $this")
+internal fun DistributedSemaphore.handle(): SemaphoreHandle =
+    this as? SemaphoreHandle ?: throw IllegalArgumentException("not a DistributedSemaphore of this library: $this")

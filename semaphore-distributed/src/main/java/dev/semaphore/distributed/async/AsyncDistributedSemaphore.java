@@ -1,11 +1,11 @@
-package dev.semaphore.redis.async;
+package dev.semaphore.distributed.async;
 
-import dev.semaphore.redis.Lease;
-import dev.semaphore.redis.RedisJavaBridge;
-import dev.semaphore.redis.RedisSemaphore;
-import dev.semaphore.redis.RedisSemaphoreClient;
-import dev.semaphore.redis.RedisSemaphoreConfig;
-import dev.semaphore.redis.RedisSemaphoreInspection;
+import dev.semaphore.distributed.Lease;
+import dev.semaphore.distributed.DistributedJavaBridge;
+import dev.semaphore.distributed.DistributedSemaphore;
+import dev.semaphore.distributed.DistributedSemaphoreClient;
+import dev.semaphore.distributed.DistributedConfig;
+import dev.semaphore.distributed.SemaphoreInspection;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -15,42 +15,42 @@ import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link RedisSemaphore} for Java callers: the same fair line across every JVM on the server, as
+ * A {@link DistributedSemaphore} for Java callers: the same fair line across every JVM on the server, as
  * futures ({@code acquire}), blocking calls ({@code acquireBlocking}), a try now ({@code tryAcquire}),
  * and {@code withPermit} over a {@link CompletionStage}. The rules (withdrawing, timeouts, interrupts,
  * the try forms, threads, closing, failures) are in the <a href="package-summary.html">package
  * documentation</a>.
  *
  * <pre>{@code
- * AsyncRedisSemaphore connections = AsyncRedisSemaphore.create(client, "db-connections", 8);
- * try (RedisPermit permit = connections.acquireBlocking()) {           // a plain or virtual thread
+ * AsyncDistributedSemaphore connections = AsyncDistributedSemaphore.create(client, "db-connections", 8);
+ * try (DistributedPermit permit = connections.acquireBlocking()) {           // a plain or virtual thread
  *     query(permit.fencingToken());
  * }
  * CompletableFuture<Report> report = connections.withPermit(lease -> runAsync(lease.fencingToken()));
  * }</pre>
  */
-public final class AsyncRedisSemaphore {
-    private final RedisSemaphore kotlin;
+public final class AsyncDistributedSemaphore {
+    private final DistributedSemaphore kotlin;
 
-    private AsyncRedisSemaphore(RedisSemaphore kotlin) {
+    private AsyncDistributedSemaphore(DistributedSemaphore kotlin) {
         this.kotlin = kotlin;
     }
 
     /**
      * A handle on the semaphore {@code name} with the default timings; see
-     * {@link RedisSemaphoreClient#semaphore}.
+     * {@link DistributedSemaphoreClient#semaphore}.
      *
      * @param client the connections to the server
      * @param name the semaphore's name on the server
      * @param permits the total, at least 1; the same in every JVM that uses {@code name}
      * @return the handle
      */
-    public static AsyncRedisSemaphore create(RedisSemaphoreClient client, String name, int permits) {
-        return new AsyncRedisSemaphore(client.semaphore(name, permits, new RedisSemaphoreConfig()));
+    public static AsyncDistributedSemaphore create(DistributedSemaphoreClient client, String name, int permits) {
+        return new AsyncDistributedSemaphore(client.semaphore(name, permits, new DistributedConfig()));
     }
 
     /**
-     * The same with {@code config}'s timings ({@code new RedisSemaphoreConfig().withLeaseTime(...)}
+     * The same with {@code config}'s timings ({@code new DistributedConfig().withLeaseTime(...)}
      * and the other {@code with...} methods).
      *
      * @param client the connections to the server
@@ -59,27 +59,27 @@ public final class AsyncRedisSemaphore {
      * @param config the lease and heartbeat timings, and the replicas to wait for
      * @return the handle
      */
-    public static AsyncRedisSemaphore create(RedisSemaphoreClient client, String name, int permits, RedisSemaphoreConfig config) {
-        return new AsyncRedisSemaphore(client.semaphore(name, permits, config));
+    public static AsyncDistributedSemaphore create(DistributedSemaphoreClient client, String name, int permits, DistributedConfig config) {
+        return new AsyncDistributedSemaphore(client.semaphore(name, permits, config));
     }
 
     /**
      * Shares {@code semaphore} (a Kotlin handle) with Java callers.
      *
-     * @param semaphore a handle from {@link RedisSemaphoreClient#semaphore}
+     * @param semaphore a handle from {@link DistributedSemaphoreClient#semaphore}
      * @return a Java view of it
      */
-    public static AsyncRedisSemaphore of(RedisSemaphore semaphore) {
-        return new AsyncRedisSemaphore(Objects.requireNonNull(semaphore, "semaphore"));
+    public static AsyncDistributedSemaphore of(DistributedSemaphore semaphore) {
+        return new AsyncDistributedSemaphore(Objects.requireNonNull(semaphore, "semaphore"));
     }
 
     /** @return the Kotlin handle this wraps */
-    public RedisSemaphore asKotlin() {
+    public DistributedSemaphore asKotlin() {
         return kotlin;
     }
 
     /** @return a future of one permit; see {@link #acquire(int)} */
-    public CompletableFuture<RedisPermit> acquire() {
+    public CompletableFuture<DistributedPermit> acquire() {
         return acquire(1);
     }
 
@@ -90,15 +90,15 @@ public final class AsyncRedisSemaphore {
      * @param permits how many, at least 1 and at most the total
      * @return a future of the permit
      */
-    public CompletableFuture<RedisPermit> acquire(int permits) {
-        return RedisJavaBridge.acquireRequest(kotlin, permits, null, this::permit).getFuture();
+    public CompletableFuture<DistributedPermit> acquire(int permits) {
+        return DistributedJavaBridge.acquireRequest(kotlin, permits, null, this::permit).getFuture();
     }
 
     /**
      * @param timeout the longest wait (<a href="package-summary.html#timeouts">timeouts</a>)
      * @return a future of one permit; see {@link #acquire(int, Duration)}
      */
-    public CompletableFuture<RedisPermit> acquire(Duration timeout) {
+    public CompletableFuture<DistributedPermit> acquire(Duration timeout) {
         return acquire(1, timeout);
     }
 
@@ -111,15 +111,15 @@ public final class AsyncRedisSemaphore {
      * @param timeout the longest wait; zero or negative: only tries now
      * @return a future of the permit
      */
-    public CompletableFuture<RedisPermit> acquire(int permits, Duration timeout) {
-        return RedisJavaBridge.acquireRequest(kotlin, permits, checkTimeout(timeout), this::permit).getFuture();
+    public CompletableFuture<DistributedPermit> acquire(int permits, Duration timeout) {
+        return DistributedJavaBridge.acquireRequest(kotlin, permits, checkTimeout(timeout), this::permit).getFuture();
     }
 
     /**
      * @return one permit, to be closed; see {@link #acquireBlocking(int)}
      * @throws InterruptedException if interrupted, with nothing held
      */
-    public RedisPermit acquireBlocking() throws InterruptedException {
+    public DistributedPermit acquireBlocking() throws InterruptedException {
         return acquireBlocking(1);
     }
 
@@ -132,8 +132,8 @@ public final class AsyncRedisSemaphore {
      * @throws InterruptedException if interrupted: the request was withdrawn (a grant that raced the
      *     interrupt handed back), nothing is held
      */
-    public RedisPermit acquireBlocking(int permits) throws InterruptedException {
-        return Objects.requireNonNull(RedisJavaBridge.acquireBlocking(kotlin, permits, null, this::permit));
+    public DistributedPermit acquireBlocking(int permits) throws InterruptedException {
+        return Objects.requireNonNull(DistributedJavaBridge.acquireBlocking(kotlin, permits, null, this::permit));
     }
 
     /**
@@ -141,7 +141,7 @@ public final class AsyncRedisSemaphore {
      * @return one permit, or empty if the time ran out; see {@link #acquireBlocking(int, Duration)}
      * @throws InterruptedException if interrupted, with nothing held
      */
-    public Optional<RedisPermit> acquireBlocking(Duration timeout) throws InterruptedException {
+    public Optional<DistributedPermit> acquireBlocking(Duration timeout) throws InterruptedException {
         return acquireBlocking(1, timeout);
     }
 
@@ -155,14 +155,14 @@ public final class AsyncRedisSemaphore {
      * @return the permit, or empty if the time ran out (nothing held, nothing queued)
      * @throws InterruptedException if interrupted: the request was withdrawn, nothing is held
      */
-    public Optional<RedisPermit> acquireBlocking(int permits, Duration timeout) throws InterruptedException {
-        return Optional.ofNullable(RedisJavaBridge.acquireBlocking(kotlin, permits, checkTimeout(timeout), this::permit));
+    public Optional<DistributedPermit> acquireBlocking(int permits, Duration timeout) throws InterruptedException {
+        return Optional.ofNullable(DistributedJavaBridge.acquireBlocking(kotlin, permits, checkTimeout(timeout), this::permit));
     }
 
     /**
      * @return one permit if it was free and nobody was queued; see {@link #tryAcquire(int)}
      */
-    public Optional<RedisPermit> tryAcquire() {
+    public Optional<DistributedPermit> tryAcquire() {
         return tryAcquire(1);
     }
 
@@ -174,8 +174,8 @@ public final class AsyncRedisSemaphore {
      * @param permits how many, at least 1 and at most the total
      * @return the permit, to be closed, or empty (nothing held)
      */
-    public Optional<RedisPermit> tryAcquire(int permits) {
-        return RedisJavaBridge.tryAcquireNow(kotlin, permits, Optional.empty(), lease -> Optional.of(permit(lease)));
+    public Optional<DistributedPermit> tryAcquire(int permits) {
+        return DistributedJavaBridge.tryAcquireNow(kotlin, permits, Optional.empty(), lease -> Optional.of(permit(lease)));
     }
 
     /**
@@ -192,7 +192,7 @@ public final class AsyncRedisSemaphore {
     /**
      * Holds {@code permits} permits, renewing their lease, until the stage {@code action} returns
      * completes, then releases them; completes as that stage did, or with
-     * {@link dev.semaphore.redis.LeaseLostException} if the lease was lost meanwhile (the stage is then
+     * {@link dev.semaphore.distributed.LeaseLostException} if the lease was lost meanwhile (the stage is then
      * cancelled if it is a {@code CompletableFuture}). Pass {@link Lease#fencingToken()} to the resource.
      *
      * @param permits how many, at least 1 and at most the total
@@ -202,7 +202,7 @@ public final class AsyncRedisSemaphore {
      */
     public <T> CompletableFuture<T> withPermit(int permits, Function<Lease, ? extends CompletionStage<T>> action) {
         Objects.requireNonNull(action, "action");
-        return RedisJavaBridge.withPermitAsync(kotlin, permits, action::apply);
+        return DistributedJavaBridge.withPermitAsync(kotlin, permits, action::apply);
     }
 
     /** @return the total this handle creates the semaphore with if the server has none */
@@ -212,7 +212,7 @@ public final class AsyncRedisSemaphore {
 
     /** @return a future of the total on the server now: the permits that exist, held or free */
     public CompletableFuture<Integer> totalPermits() {
-        return RedisJavaBridge.totalPermitsAsync(kotlin);
+        return DistributedJavaBridge.totalPermitsAsync(kotlin);
     }
 
     /**
@@ -222,7 +222,7 @@ public final class AsyncRedisSemaphore {
      * @return a future that completes once the server changed the total
      */
     public CompletableFuture<@Nullable Void> addPermits(int permits) {
-        return RedisJavaBridge.resizeAsync(kotlin, "add", permits);
+        return DistributedJavaBridge.resizeAsync(kotlin, "add", permits);
     }
 
     /**
@@ -234,7 +234,7 @@ public final class AsyncRedisSemaphore {
      * @return a future that completes once the server changed the total
      */
     public CompletableFuture<@Nullable Void> reducePermits(int permits) {
-        return RedisJavaBridge.resizeAsync(kotlin, "reduce", permits);
+        return DistributedJavaBridge.resizeAsync(kotlin, "reduce", permits);
     }
 
     /**
@@ -245,7 +245,7 @@ public final class AsyncRedisSemaphore {
      * @return a future that completes once the server changed the total
      */
     public CompletableFuture<@Nullable Void> setPermits(int total) {
-        return RedisJavaBridge.resizeAsync(kotlin, "set", total);
+        return DistributedJavaBridge.resizeAsync(kotlin, "set", total);
     }
 
     /**
@@ -256,17 +256,17 @@ public final class AsyncRedisSemaphore {
      *     if permits are held or requests queued (nothing changes)
      */
     public CompletableFuture<@Nullable Void> delete() {
-        return RedisJavaBridge.deleteAsync(kotlin);
+        return DistributedJavaBridge.deleteAsync(kotlin);
     }
 
     /** @return a future of the permits free now, in every JVM */
     public CompletableFuture<Integer> availablePermits() {
-        return RedisJavaBridge.availablePermitsAsync(kotlin);
+        return DistributedJavaBridge.availablePermitsAsync(kotlin);
     }
 
     /** @return a future of the number of requests waiting in line now, from every JVM */
     public CompletableFuture<Integer> queueLength() {
-        return RedisJavaBridge.queueLengthAsync(kotlin);
+        return DistributedJavaBridge.queueLengthAsync(kotlin);
     }
 
     /**
@@ -275,7 +275,7 @@ public final class AsyncRedisSemaphore {
      *
      * @return a future of the inspection
      */
-    public CompletableFuture<RedisSemaphoreInspection> inspect() {
+    public CompletableFuture<SemaphoreInspection> inspect() {
         return inspect(100);
     }
 
@@ -289,8 +289,8 @@ public final class AsyncRedisSemaphore {
      * @param limit the most entries listed per list, 0 to 1000 (checked at once); 0: the counts only
      * @return a future of the inspection
      */
-    public CompletableFuture<RedisSemaphoreInspection> inspect(int limit) {
-        return RedisJavaBridge.inspectAsync(kotlin, limit);
+    public CompletableFuture<SemaphoreInspection> inspect(int limit) {
+        return DistributedJavaBridge.inspectAsync(kotlin, limit);
     }
 
     /** Closes this handle: its pending requests fail and leave the line; permits stay valid. */
@@ -303,8 +303,8 @@ public final class AsyncRedisSemaphore {
         return "Async" + kotlin;
     }
 
-    private RedisPermit permit(Lease lease) {
-        return new RedisPermit(kotlin, lease);
+    private DistributedPermit permit(Lease lease) {
+        return new DistributedPermit(kotlin, lease);
     }
 
     private static Duration checkTimeout(Duration timeout) {

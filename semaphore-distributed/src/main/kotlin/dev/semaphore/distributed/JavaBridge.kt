@@ -1,20 +1,20 @@
 /*
- * The Java-callable forms of RedisSemaphore and RedisLock, for the Java front-end
- * (dev.semaphore.redis.async, whose package documentation states the rules for callers): futures over
+ * The Java-callable forms of DistributedSemaphore and DistributedLock, for the Java front-end
+ * (dev.semaphore.distributed.async, whose package documentation states the rules for callers): futures over
  * the same suspending calls, and the blocking forms as those futures plus a wait. A request runs its
  * coroutine on the client's background scope; cancelling or completing its future cancels that
  * coroutine, which withdraws the request and hands back a grant that raced it (R8 in docs/redis-protocol.md);
  * a lease obtained after the future was completed is released, so nothing is held unless the future
  * completed with it.
  *
- * Everything here is internal: Kotlin users of the module do not see it (their API is RedisSemaphore
- * and RedisLock), while the Java front-end, compiled in this module, calls it as the static methods
- * of RedisJavaBridge (Kotlin does not mangle the names of internal top-level functions, nor of the
+ * Everything here is internal: Kotlin users of the module do not see it (their API is DistributedSemaphore
+ * and DistributedLock), while the Java front-end, compiled in this module, calls it as the static methods
+ * of DistributedJavaBridge (Kotlin does not mangle the names of internal top-level functions, nor of the
  * public members of an internal class).
  */
-@file:JvmName("RedisJavaBridge")
+@file:JvmName("DistributedJavaBridge")
 
-package dev.semaphore.redis
+package dev.semaphore.distributed
 
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
@@ -36,7 +36,7 @@ import kotlin.time.toKotlinDuration
  * One request for a lease, made for Java: [future] completes with the caller's form of the lease (or
  * fails); [job] is the coroutine that asks the server.
  */
-internal class LeaseRequest<R>(private val semaphore: RedisSemaphoreHandle) {
+internal class LeaseRequest<R>(private val semaphore: SemaphoreHandle) {
     val future: CompletableFuture<R> = CompletableFuture()
     lateinit var job: Job
 
@@ -52,7 +52,7 @@ internal class LeaseRequest<R>(private val semaphore: RedisSemaphoreHandle) {
      * completed with a lease in that instant, releases it; waits (without interruption) until the
      * request's coroutine has finished, so that the server has been told; then throws
      * InterruptedException, with nothing held and nothing queued (unless the server could not be
-     * reached, see RedisUnavailableException).
+     * reached, see ServerUnavailableException).
      */
     @Throws(InterruptedException::class)
     fun awaitInterruptibly(): R? {
@@ -109,7 +109,7 @@ internal class LeaseRequest<R>(private val semaphore: RedisSemaphoreHandle) {
  * @throws IllegalArgumentException at once if [permits] < 1 or more than the total; nothing is sent.
  * @throws dev.semaphore.SemaphoreClosedException at once if the handle is closed.
  */
-internal fun <R> RedisSemaphore.acquireRequest(permits: Int, timeout: java.time.Duration?, onGrant: (Lease) -> R): LeaseRequest<R> {
+internal fun <R> DistributedSemaphore.acquireRequest(permits: Int, timeout: java.time.Duration?, onGrant: (Lease) -> R): LeaseRequest<R> {
     val deadline = timeout?.let { TimeSource.Monotonic.markNow() + it.toKotlinDuration() } // from the caller's call (T1)
     return leaseRequest(permits, { lease -> onGrant(lease!!) }) {
         if (deadline == null) {
@@ -128,18 +128,18 @@ internal fun <R> RedisSemaphore.acquireRequest(permits: Int, timeout: java.time.
  *   waits (the request is withdrawn first).
  */
 @Throws(InterruptedException::class)
-internal fun <R> RedisSemaphore.acquireBlocking(permits: Int, timeout: java.time.Duration?, onGrant: (Lease) -> R): R? {
+internal fun <R> DistributedSemaphore.acquireBlocking(permits: Int, timeout: java.time.Duration?, onGrant: (Lease) -> R): R? {
     handle().checkRequest(permits)
     if (Thread.interrupted()) throw InterruptedException("interrupted before requesting $permits permits of $name")
     return acquireRequest(permits, timeout, onGrant).awaitInterruptibly()
 }
 
-/** [RedisSemaphore.tryAcquire] now (one round trip; the thread waits for it): `onGrant(lease)`, or [none]. */
-internal fun <R> RedisSemaphore.tryAcquireNow(permits: Int, none: R, onGrant: (Lease) -> R): R =
+/** [DistributedSemaphore.tryAcquire] now (one round trip; the thread waits for it): `onGrant(lease)`, or [none]. */
+internal fun <R> DistributedSemaphore.tryAcquireNow(permits: Int, none: R, onGrant: (Lease) -> R): R =
     leaseRequest(permits, { lease -> if (lease == null) none else onGrant(lease) }) { tryAcquire(permits) }.join()
 
 /** Runs [take] on the client's scope; the future completes with `wrap(lease)`, or a lease it could not take is released. */
-private fun <R> RedisSemaphore.leaseRequest(permits: Int, wrap: (Lease?) -> R, take: suspend () -> Lease?): LeaseRequest<R> {
+private fun <R> DistributedSemaphore.leaseRequest(permits: Int, wrap: (Lease?) -> R, take: suspend () -> Lease?): LeaseRequest<R> {
     val handle = handle()
     handle.checkRequest(permits)
     val request = LeaseRequest<R>(handle)
@@ -160,19 +160,19 @@ private fun <R> RedisSemaphore.leaseRequest(permits: Int, wrap: (Lease?) -> R, t
     return request
 }
 
-/** [RedisSemaphore.release] as a future (completed with null). */
-internal fun RedisSemaphore.releaseAsync(lease: Lease): CompletableFuture<Void?> =
+/** [DistributedSemaphore.release] as a future (completed with null). */
+internal fun DistributedSemaphore.releaseAsync(lease: Lease): CompletableFuture<Void?> =
     handle().client.background.future { release(lease); null }
 
-/** [RedisSemaphore.renew] as a future (completed with null). */
-internal fun RedisSemaphore.renewAsync(lease: Lease): CompletableFuture<Void?> =
+/** [DistributedSemaphore.renew] as a future (completed with null). */
+internal fun DistributedSemaphore.renewAsync(lease: Lease): CompletableFuture<Void?> =
     handle().client.background.future { renew(lease); null }
 
-/** [RedisSemaphore.totalPermits] as a future. */
-internal fun RedisSemaphore.totalPermitsAsync(): CompletableFuture<Int> = handle().client.background.future { totalPermits() }
+/** [DistributedSemaphore.totalPermits] as a future. */
+internal fun DistributedSemaphore.totalPermitsAsync(): CompletableFuture<Int> = handle().client.background.future { totalPermits() }
 
-/** [RedisSemaphore.addPermits], [RedisSemaphore.reducePermits] or [RedisSemaphore.setPermits] ([mode]) as a future. */
-internal fun RedisSemaphore.resizeAsync(mode: String, count: Int): CompletableFuture<Void?> {
+/** [DistributedSemaphore.addPermits], [DistributedSemaphore.reducePermits] or [DistributedSemaphore.setPermits] ([mode]) as a future. */
+internal fun DistributedSemaphore.resizeAsync(mode: String, count: Int): CompletableFuture<Void?> {
     when (mode) { // bad input throws at once, as the Kotlin forms do before they suspend
         "set" -> require(count >= 0) { "total must be 0 or more, was $count" }
         else -> require(count >= 1) { "permits must be at least 1, was $count" }
@@ -187,8 +187,8 @@ internal fun RedisSemaphore.resizeAsync(mode: String, count: Int): CompletableFu
     }
 }
 
-/** [RedisSemaphore.delete] as a future. */
-internal fun RedisSemaphore.deleteAsync(): CompletableFuture<Void?> = handle().client.background.future { delete(); null }
+/** [DistributedSemaphore.delete] as a future. */
+internal fun DistributedSemaphore.deleteAsync(): CompletableFuture<Void?> = handle().client.background.future { delete(); null }
 
 /**
  * A new future that completes when [lease] ends: with null once released, exceptionally with
@@ -200,20 +200,20 @@ internal fun Lease.endedFuture(): CompletableFuture<Void?> {
     return ended
 }
 
-/** [RedisSemaphore.availablePermits] as a future. */
-internal fun RedisSemaphore.availablePermitsAsync(): CompletableFuture<Int> = handle().client.background.future { availablePermits() }
+/** [DistributedSemaphore.availablePermits] as a future. */
+internal fun DistributedSemaphore.availablePermitsAsync(): CompletableFuture<Int> = handle().client.background.future { availablePermits() }
 
-/** [RedisSemaphore.queueLength] as a future. */
-internal fun RedisSemaphore.queueLengthAsync(): CompletableFuture<Int> = handle().client.background.future { queueLength() }
+/** [DistributedSemaphore.queueLength] as a future. */
+internal fun DistributedSemaphore.queueLengthAsync(): CompletableFuture<Int> = handle().client.background.future { queueLength() }
 
-/** [RedisSemaphore.inspect] as a future; a bad [limit] throws at once, as the Kotlin form does before it suspends. */
-internal fun RedisSemaphore.inspectAsync(limit: Int): CompletableFuture<RedisSemaphoreInspection> {
+/** [DistributedSemaphore.inspect] as a future; a bad [limit] throws at once, as the Kotlin form does before it suspends. */
+internal fun DistributedSemaphore.inspectAsync(limit: Int): CompletableFuture<SemaphoreInspection> {
     checkInspectLimit(limit)
     return handle().client.background.future { inspect(limit) }
 }
 
-/** [RedisLock.inspect] as a future; a bad [limit] throws at once. */
-internal fun RedisLock.inspectAsync(limit: Int): CompletableFuture<RedisLockInspection> {
+/** [DistributedLock.inspect] as a future; a bad [limit] throws at once. */
+internal fun DistributedLock.inspectAsync(limit: Int): CompletableFuture<LockInspection> {
     checkInspectLimit(limit)
     return asSemaphore().handle().client.background.future { inspect(limit) }
 }
@@ -223,7 +223,7 @@ internal fun RedisLock.inspectAsync(limit: Int): CompletableFuture<RedisLockInsp
  * [action] returns completes, however it completes, then releases them. Completes as that stage did,
  * or with [LeaseLostException] if the lease was lost meanwhile. Bad input throws as in [acquireRequest].
  */
-internal fun <T> RedisSemaphore.withPermitAsync(permits: Int, action: (Lease) -> CompletionStage<T>?): CompletableFuture<T> {
+internal fun <T> DistributedSemaphore.withPermitAsync(permits: Int, action: (Lease) -> CompletionStage<T>?): CompletableFuture<T> {
     val handle = handle()
     handle.checkRequest(permits)
     return handle.client.background.future {

@@ -1,22 +1,22 @@
 /*
- * Who holds a RedisSemaphore or RedisLock and who waits for it, as one read-only script on the
- * server saw it (inspect.lua): RedisSemaphore.inspect and RedisLock.inspect return these.
+ * Who holds a DistributedSemaphore or DistributedLock and who waits for it, as one read-only script on the
+ * server saw it (inspect.lua): DistributedSemaphore.inspect and DistributedLock.inspect return these.
  */
-package dev.semaphore.redis
+package dev.semaphore.distributed
 
 import kotlin.time.Duration
 import kotlin.time.toJavaDuration
 
 /**
  * The holders and the line of the semaphore [name] at one instant of the server's clock, from any JVM
- * ([RedisSemaphore.inspect]): one read-only script, which changes nothing and never waits. A lease
+ * ([DistributedSemaphore.inspect]): one read-only script, which changes nothing and never waits. A lease
  * past its expiry and a queued request past its heartbeat deadline are left out (the next operation on
  * the semaphore ends them). At most the asked limit of entries is listed per list; [holderCount] and
  * [queueLength] are the true counts. [toString] is a readable dump of it all.
  *
  * Java reads the properties record-style: `holders()`, `line()`, `holderCount()`, ...
  */
-public class RedisSemaphoreInspection internal constructor(
+public class SemaphoreInspection internal constructor(
     @get:JvmName("name") public val name: String,
     /** False if the server has no semaphore of this name (never used, expired when idle, or deleted): then all is empty. */
     @get:JvmName("exists") public val exists: Boolean,
@@ -52,9 +52,9 @@ public class RedisSemaphoreInspection internal constructor(
      */
     public class Holder internal constructor(
         @get:JvmName("leaseId") public val leaseId: String,
-        /** The id of the [RedisSemaphoreClient] that took it ([RedisSemaphoreClient.clientId]). */
+        /** The id of the [DistributedSemaphoreClient] that took it ([DistributedSemaphoreClient.clientId]). */
         @get:JvmName("clientId") public val clientId: String,
-        /** That client's [RedisSemaphoreClient.clientName]; null if its id does not say (a client of another library). */
+        /** That client's [DistributedSemaphoreClient.clientName]; null if its id does not say (a client of another library). */
         @get:JvmName("clientName") public val clientName: String?,
         @get:JvmName("permits") public val permits: Int,
         /** Its fencing token; 0 only for a grant at once made by an earlier version of this library (which kept none). */
@@ -100,30 +100,30 @@ public class RedisSemaphoreInspection internal constructor(
     }
 
     override fun toString(): String = buildString {
-        if (!exists) return "RedisSemaphore \"$name\": not on the server (never used, expired when idle, or deleted)"
-        append("RedisSemaphore \"$name\": $totalPermits permits, $holderCount holder${if (holderCount == 1) "" else "s"}, ")
+        if (!exists) return "DistributedSemaphore \"$name\": not on the server (never used, expired when idle, or deleted)"
+        append("DistributedSemaphore \"$name\": $totalPermits permits, $holderCount holder${if (holderCount == 1) "" else "s"}, ")
         append("$queueLength in line")
         dump(this, holders, holderCount, line, queueLength)
     }
 }
 
 /**
- * The holder and the line of the lock [name] ([RedisLock.inspect]): as [RedisSemaphoreInspection],
+ * The holder and the line of the lock [name] ([DistributedLock.inspect]): as [SemaphoreInspection],
  * with the holder's [owner] if this JVM holds the lock for one.
  */
-public class RedisLockInspection internal constructor(
+public class LockInspection internal constructor(
     @get:JvmName("name") public val name: String,
     /** False if the server has no lock of this name (never used, expired when idle, or deleted). */
     @get:JvmName("exists") public val exists: Boolean,
     /** Who holds the lock; null if it is free. (If a semaphore handle raised its total, the first holder.) */
-    @get:JvmName("holder") public val holder: RedisSemaphoreInspection.Holder?,
+    @get:JvmName("holder") public val holder: SemaphoreInspection.Holder?,
     /**
      * The owner [holder] locked it for, if [holder] is this client's and it was locked with an owner
      * (`lock(owner)`): owners are objects of this JVM, so other JVMs see none.
      */
     @get:JvmName("owner") public val owner: Any?,
     /** The requests in line, its head first, at most the limit asked for. */
-    @get:JvmName("line") public val line: List<RedisSemaphoreInspection.QueuedRequest>,
+    @get:JvmName("line") public val line: List<SemaphoreInspection.QueuedRequest>,
     /** How many requests are in line (more than [line] lists if it was cut at the limit). */
     @get:JvmName("queueLength") public val queueLength: Int,
 ) {
@@ -131,8 +131,8 @@ public class RedisLockInspection internal constructor(
     public val isLocked: Boolean get() = holder != null
 
     override fun toString(): String = buildString {
-        if (!exists) return "RedisLock \"$name\": not on the server (never used, expired when idle, or deleted)"
-        append("RedisLock \"$name\": ${if (holder == null) "free" else "locked"}, $queueLength in line")
+        if (!exists) return "DistributedLock \"$name\": not on the server (never used, expired when idle, or deleted)"
+        append("DistributedLock \"$name\": ${if (holder == null) "free" else "locked"}, $queueLength in line")
         if (owner != null) append(", owner $owner")
         dump(this, listOfNotNull(holder), if (holder == null) 0 else 1, line, queueLength)
     }
@@ -145,9 +145,9 @@ private fun client(id: String, name: String?, mine: Boolean): String =
 /** The lists of a dump, one entry a line, and how many were left out. */
 private fun dump(
     out: StringBuilder,
-    holders: List<RedisSemaphoreInspection.Holder>,
+    holders: List<SemaphoreInspection.Holder>,
     holderCount: Int,
-    line: List<RedisSemaphoreInspection.QueuedRequest>,
+    line: List<SemaphoreInspection.QueuedRequest>,
     queueLength: Int,
 ) {
     if (holderCount > 0) out.append("\n  holders (soonest expiry first):")

@@ -1,17 +1,17 @@
 /*
- * What a RedisSemaphoreClient does with its leases in the background, told to listeners (and to JFR,
- * RedisJfr.kt): the renewals, the renewals that failed, and the leases lost.
+ * What a DistributedSemaphoreClient does with its leases in the background, told to listeners (and to JFR,
+ * DistributedJfr.kt): the renewals, the renewals that failed, and the leases lost.
  */
 @file:Suppress("INAPPLICABLE_JVM_NAME")
 
-package dev.semaphore.redis
+package dev.semaphore.distributed
 
 import kotlin.time.Duration
 import kotlin.time.toJavaDuration
 
 /**
- * Told what a [RedisSemaphoreClient] does with its leases where no caller sees it: added with
- * [RedisSemaphoreClient.addListener], from Kotlin or Java (every method has an empty default, so
+ * Told what a [DistributedSemaphoreClient] does with its leases where no caller sees it: added with
+ * [DistributedSemaphoreClient.addListener], from Kotlin or Java (every method has an empty default, so
  * implement only what you need).
  *
  * **Why per client.** The leases are kept by their client (one keeper renews every lease its handles
@@ -19,7 +19,7 @@ import kotlin.time.toJavaDuration
  * about every lease of every semaphore and lock made there; [LeaseInfo.semaphoreName] says which.
  *
  * **What it hears.** [onLeaseRenewed] and [onRenewalFailed] report the renewals the client makes by
- * itself ([RedisSemaphoreConfig.autoRenew]): a `renew` call by hand answers its caller, and the
+ * itself ([DistributedConfig.autoRenew]): a `renew` call by hand answers its caller, and the
  * confirmation of a grant by replicas is part of the grant. [onLeaseLost] reports every lease of the
  * client found lost, however it was found (a renewal the server refused, renewals that failed until the
  * lease's expiry, a fixed lease that ran out, a `release` too late), once per lease: when its holder is
@@ -29,15 +29,15 @@ import kotlin.time.toJavaDuration
  * **When and where it runs.** On the client's background threads, which renew its leases (a loss
  * found by `release`, in that call), after the fact. The methods must be quick and must not block: a
  * blocked listener holds up renewals. An exception thrown by a listener is logged (System.Logger
- * "dev.semaphore.redis", WARNING) and changes nothing else: the renewals go on.
+ * "dev.semaphore.distributed", WARNING) and changes nothing else: the renewals go on.
  */
-public interface RedisLeaseListener {
+public interface LeaseListener {
     /** The client renewed [lease]: [LeaseInfo.remaining] is the time it has left from now on. */
     public fun onLeaseRenewed(lease: LeaseInfo) {}
 
     /**
      * A renewal of [lease] failed with [cause]: the server could not be reached or gave no answer in
-     * time ([RedisUnavailableException]), the replicas did not acknowledge it ([NotReplicatedException]),
+     * time ([ServerUnavailableException]), the replicas did not acknowledge it ([NotReplicatedException]),
      * or another error reply. The lease is not lost: [LeaseInfo.remaining] is what it has left, and the
      * client tries again sooner, until then. If that runs out first, [onLeaseLost] follows.
      */
@@ -45,14 +45,14 @@ public interface RedisLeaseListener {
 
     /**
      * [lease] was lost: its permits may already be held by others. [cause] is what its holder is told
-     * ([Lease.awaitEnd] throws it; Java: `RedisPermit.ended()` fails with it); its message says how it
+     * ([Lease.awaitEnd] throws it; Java: `DistributedPermit.ended()` fails with it); its message says how it
      * was lost, and its cause is the last renewal's failure, if there was one.
      */
     public fun onLeaseLost(lease: LeaseInfo, cause: LeaseLostException) {}
 }
 
 /**
- * A lease as a [RedisLeaseListener] is told of it, at the moment of the event: a copy of what its
+ * A lease as a [LeaseListener] is told of it, at the moment of the event: a copy of what its
  * [Lease] says, without the lease itself (a listener cannot release or renew it). Java reads the
  * properties record-style: `semaphoreName()`, `leaseId()`, `permits()`, `fencingToken()`, `remaining()`.
  */

@@ -1,8 +1,8 @@
-package dev.semaphore.redis.async;
+package dev.semaphore.distributed.async;
 
-import dev.semaphore.redis.Lease;
-import dev.semaphore.redis.RedisJavaBridge;
-import dev.semaphore.redis.RedisSemaphore;
+import dev.semaphore.distributed.Lease;
+import dev.semaphore.distributed.DistributedJavaBridge;
+import dev.semaphore.distributed.DistributedSemaphore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -11,17 +11,17 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Permits granted by an {@link AsyncRedisSemaphore} or {@link AsyncRedisLock}: a {@link Lease} (with its
+ * Permits granted by an {@link AsyncDistributedSemaphore} or {@link AsyncDistributedLock}: a {@link Lease} (with its
  * fencing token) that {@link #close()} releases once, for try-with-resources. See
  * <a href="package-summary.html#closing">closing</a>.
  */
-public final class RedisPermit implements AutoCloseable {
-    private final RedisSemaphore semaphore;
+public final class DistributedPermit implements AutoCloseable {
+    private final DistributedSemaphore semaphore;
     private final Lease lease;
     private final AtomicReference<@Nullable CompletableFuture<@Nullable Void>> release = new AtomicReference<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    RedisPermit(RedisSemaphore semaphore, Lease lease) {
+    DistributedPermit(DistributedSemaphore semaphore, Lease lease) {
         this.semaphore = semaphore;
         this.lease = lease;
     }
@@ -48,12 +48,12 @@ public final class RedisPermit implements AutoCloseable {
 
     /** @return the time left before the lease ends unless renewed, by the server's last answer */
     public Duration remaining() {
-        return RedisJavaBridge.remainingDuration(lease);
+        return DistributedJavaBridge.remainingDuration(lease);
     }
 
     /**
      * A new future that completes when the lease ends: with null once released, exceptionally with
-     * {@link dev.semaphore.redis.LeaseLostException} as soon as it is known to be lost (its renewals
+     * {@link dev.semaphore.distributed.LeaseLostException} as soon as it is known to be lost (its renewals
      * failed until its expiry, or it was a fixed lease whose time ran out). Use it to stop the work
      * the permit protects in time. Completing or cancelling the returned future does not affect the
      * lease.
@@ -61,7 +61,7 @@ public final class RedisPermit implements AutoCloseable {
      * @return a future of the lease's end
      */
     public CompletableFuture<@Nullable Void> ended() {
-        return RedisJavaBridge.endedFuture(lease);
+        return DistributedJavaBridge.endedFuture(lease);
     }
 
     /**
@@ -69,12 +69,12 @@ public final class RedisPermit implements AutoCloseable {
      * released, unless the configuration turned {@code autoRenew} off (fixed leases).
      *
      * @return a future that completes once the server extended it, or fails with
-     *     {@link dev.semaphore.redis.LeaseLostException} if it already ended (or another
-     *     {@link dev.semaphore.redis.RedisSemaphoreException}: see the package's
+     *     {@link dev.semaphore.distributed.LeaseLostException} if it already ended (or another
+     *     {@link dev.semaphore.distributed.DistributedSemaphoreException}: see the package's
      *     <a href="package-summary.html#failures">failures</a>)
      */
     public CompletableFuture<@Nullable Void> renew() {
-        return RedisJavaBridge.renewAsync(semaphore, lease);
+        return DistributedJavaBridge.renewAsync(semaphore, lease);
     }
 
     /**
@@ -85,7 +85,7 @@ public final class RedisPermit implements AutoCloseable {
         CompletableFuture<@Nullable Void> mine = new CompletableFuture<>();
         CompletableFuture<@Nullable Void> first = release.compareAndExchange(null, mine);
         if (first != null) return first;
-        RedisJavaBridge.releaseAsync(semaphore, lease).whenComplete((v, e) -> {
+        DistributedJavaBridge.releaseAsync(semaphore, lease).whenComplete((v, e) -> {
             if (e == null) mine.complete(null);
             else mine.completeExceptionally(e);
         });
@@ -96,7 +96,7 @@ public final class RedisPermit implements AutoCloseable {
      * The first call releases (as {@link #release()}) and blocks until the server answers; later calls do
      * nothing. See <a href="package-summary.html#closing">closing</a>.
      *
-     * @throws dev.semaphore.redis.LeaseLostException if the lease had expired before it was released
+     * @throws dev.semaphore.distributed.LeaseLostException if the lease had expired before it was released
      */
     @Override
     public void close() {
@@ -111,6 +111,6 @@ public final class RedisPermit implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "RedisPermit(" + lease + (release.get() != null ? ", released)" : ", held)");
+        return "DistributedPermit(" + lease + (release.get() != null ? ", released)" : ", held)");
     }
 }

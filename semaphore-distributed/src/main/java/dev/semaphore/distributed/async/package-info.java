@@ -1,7 +1,7 @@
 /**
- * The Java front-end of {@code semaphore-redis}: {@link dev.semaphore.redis.async.AsyncRedisSemaphore}
- * and {@link dev.semaphore.redis.async.AsyncRedisLock}, over the same Kotlin {@code RedisSemaphore} and
- * {@code RedisLock} (one line across every JVM on the server; the guarantees, and what is not promised,
+ * The Java front-end of {@code semaphore-redis}: {@link dev.semaphore.distributed.async.AsyncDistributedSemaphore}
+ * and {@link dev.semaphore.distributed.async.AsyncDistributedLock}, over the same Kotlin {@code DistributedSemaphore} and
+ * {@code DistributedLock} (one line across every JVM on the server; the guarantees, and what is not promised,
  * are in docs/redis.md, the protocol's rules in docs/redis-protocol.md). They follow the
  * conventions of the local Java API ({@code dev.semaphore.async}), with the differences docs/redis.md
  * ("From Java") lists; the main one is the try forms:
@@ -11,13 +11,13 @@
  * <tr><th>family</th><th>semaphore</th><th>lock</th><th>returns</th></tr>
  * <tr><td>futures</td><td>{@code acquire()}, {@code acquire(permits)}, {@code acquire(timeout)},
  *     {@code acquire(permits, timeout)}</td><td>{@code lock()}, {@code lock(timeout)}</td>
- *     <td>{@code CompletableFuture<RedisPermit>}</td></tr>
+ *     <td>{@code CompletableFuture<DistributedPermit>}</td></tr>
  * <tr><td>blocking</td><td>{@code acquireBlocking()}, {@code acquireBlocking(permits)}</td>
- *     <td>{@code lockBlocking()}</td><td>{@code RedisPermit}</td></tr>
+ *     <td>{@code lockBlocking()}</td><td>{@code DistributedPermit}</td></tr>
  * <tr><td>blocking, timed</td><td>{@code acquireBlocking(timeout)}, {@code acquireBlocking(permits, timeout)}</td>
- *     <td>{@code lockBlocking(timeout)}</td><td>{@code Optional<RedisPermit>}</td></tr>
+ *     <td>{@code lockBlocking(timeout)}</td><td>{@code Optional<DistributedPermit>}</td></tr>
  * <tr><td>try now</td><td>{@code tryAcquire()}, {@code tryAcquire(permits)}</td><td>{@code tryLock()}</td>
- *     <td>{@code Optional<RedisPermit>}</td></tr>
+ *     <td>{@code Optional<DistributedPermit>}</td></tr>
  * <tr><td>scoped</td><td>{@code withPermit(action)}, {@code withPermit(permits, action)}</td>
  *     <td>{@code withLock(action)}</td><td>{@code CompletableFuture<T>}</td></tr>
  * <tr><td>queries</td><td>{@code totalPermits()}, {@code availablePermits()}, {@code queueLength()},
@@ -30,9 +30,9 @@
  * <h2 id="try">The try forms return the permit, not a boolean</h2>
  * Locally, {@code tryAcquire} is {@code java.util.concurrent} style and returns {@code boolean}: the
  * permits it takes are anonymous and go back with {@code release(n)}. A distributed grant is a lease
- * with an identity: it is released, renewed and fenced by its {@link dev.semaphore.redis.async.RedisPermit}
+ * with an identity: it is released, renewed and fenced by its {@link dev.semaphore.distributed.async.DistributedPermit}
  * (its id and its fencing token), which a {@code boolean} would lose. So here {@code tryAcquire()},
- * {@code tryAcquire(permits)} and {@code tryLock()} return {@code Optional<RedisPermit>}: synchronously,
+ * {@code tryAcquire(permits)} and {@code tryLock()} return {@code Optional<DistributedPermit>}: synchronously,
  * after one round trip to the server, never queued (empty if someone is queued or the permits are not
  * free; nothing held). The timed try is {@code acquireBlocking(permits, timeout)} (and
  * {@code lockBlocking(timeout)}), which returns the same {@code Optional}.
@@ -59,12 +59,12 @@
  * {@link java.lang.InterruptedException}: nothing is held. A thread interrupted before the call throws it
  * at once, with nothing sent. (If the server does not answer within 100 ms, the withdrawal goes on in the
  * background until it does, and meanwhile the server drops the request after {@code waiterTimeToLive}.)
- * {@code tryAcquire} and {@code RedisPermit.close()} wait for one round trip and are not interrupted.
+ * {@code tryAcquire} and {@code DistributedPermit.close()} wait for one round trip and are not interrupted.
  *
  * <h2 id="replicas">Replicas</h2>
- * With {@code new RedisSemaphoreConfig().withReplicaAcks(n, timeout)}, a request gets a permit only
+ * With {@code new DistributedConfig().withReplicaAcks(n, timeout)}, a request gets a permit only
  * once {@code n} replicas acknowledged the grant; otherwise it fails with
- * {@link dev.semaphore.redis.NotReplicatedException} and the grant is handed back (see docs/redis.md
+ * {@link dev.semaphore.distributed.NotReplicatedException} and the grant is handed back (see docs/redis.md
  * for what this protects and what it does not).
  *
  * <h2 id="threads">Threads</h2>
@@ -72,11 +72,11 @@
  * their dependents; use the {@code *Async} methods of {@code CompletableFuture} for long work.
  *
  * <h2 id="closing">Closing a permit</h2>
- * {@link dev.semaphore.redis.async.RedisPermit#close()} releases once and blocks the calling thread
+ * {@link dev.semaphore.distributed.async.DistributedPermit#close()} releases once and blocks the calling thread
  * until the server answers (at most the client's command timeout, 10 s unless its URI says
  * {@code ?timeout=}, if it cannot be reached); later calls do nothing, even if the first one threw. {@code release()} is the same without
  * blocking: every call returns the first call's future. A lease that expired before it was released
- * makes them throw (fail with) {@link dev.semaphore.redis.LeaseLostException}: its permits already went
+ * makes them throw (fail with) {@link dev.semaphore.distributed.LeaseLostException}: its permits already went
  * to others. Renewals stop when the release is sent, so a release that failed otherwise (the server
  * unreachable) is not retried: the permits come back when the lease expires, and the lease then ends as
  * given back, not lost (L3 in docs/redis-protocol.md). A permit that is never
@@ -89,14 +89,14 @@
  * it (a count above the total is known only to the server, which may have been resized: the future
  * fails, or the blocking form throws, with an {@code IllegalArgumentException} naming both); a closed handle or client is a {@code SemaphoreClosedException} (an
  * {@code IllegalStateException}); a {@code Lease} released twice through the Kotlin API is an
- * {@code IllegalStateException} ({@code RedisPermit} releases once by design). What Redis, the network or
- * the replicas did is a {@link dev.semaphore.redis.RedisSemaphoreException} (unchecked, not an
+ * {@code IllegalStateException} ({@code DistributedPermit} releases once by design). What Redis, the network or
+ * the replicas did is a {@link dev.semaphore.distributed.DistributedSemaphoreException} (unchecked, not an
  * {@code IllegalStateException}), one subtype per cause: {@code LeaseLostException},
  * {@code QueuedRequestLostException}, {@code NotReplicatedException}, {@code WrongClusterNodeException},
- * {@code RedisUnavailableException}. A future fails with it; a blocking or try form throws it as it is
+ * {@code ServerUnavailableException}. A future fails with it; a blocking or try form throws it as it is
  * (not wrapped). docs/redis.md says, for each, when and what to do.
  */
 @NullMarked
-package dev.semaphore.redis.async;
+package dev.semaphore.distributed.async;
 
 import org.jspecify.annotations.NullMarked;
