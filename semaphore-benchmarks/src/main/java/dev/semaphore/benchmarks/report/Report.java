@@ -8,9 +8,9 @@
  *     <!-- files: local/a.json diagnostics/before-*.json; select: ClassRegex; ratios: a,b/c d/e; axis: impl -->
  * (files, relative to the results directory, and a glob only in the file name; select, a regex that the benchmark
  * class must match whole; ratios, the axis values divided, each side a comma list; axis: impl, the default, a param's
- * name, or "file"; same: classes compared as one (R2); include: a Markdown file of the results directory copied in),
- * has its other lines copied, then its table of scores and the settings they were measured with; any other section
- * is text, copied as it is.
+ * name, or "file"; same: classes compared as one (R2); include: a Markdown file of the results directory copied in;
+ * chart: the A/B of `ratios` that its chart draws, by default all, R8), has its other lines copied, then its chart, then
+ * its table of scores and the settings they were measured with; any other section is text, copied as it is.
  *
  * Rules:
  * R1 A row is one result: its benchmark class, its operation (the method, or for a method named <operation>_<x> the
@@ -32,6 +32,9 @@
  *    for run.sh, per such group, that directory and the group's selector.
  * R7 A section none of whose files exist says so ("not measured yet") instead of failing: the state of a clone before
  *    the run that writes them; one with only some of its files is an error that names the missing ones.
+ * R8 Charts: each section with ratios gets an SVG chart, charts/<its anchor>.svg beside the report, written in the same run
+ *    and embedded under its heading; it draws the Ratio objects of the table, nothing computed again (Charts.java, C1-C5).
+ *    The directory holds only those: any other .svg in it is deleted.
  */
 package dev.semaphore.benchmarks.report;
 
@@ -105,20 +108,29 @@ public final class Report {
             return new Ratio(s, a, b, v, v * rel, recheck);
         }
 
+        /** -1: A is faster (or lower), 1: B is, 0: within error or n/a (R5). */
+        int side() {
+            if (Double.isNaN(value)) return 0;
+            if (!Double.isNaN(error) && Math.abs(value - 1) <= error) return 0;
+            return value < 1 ? -1 : 1;
+        }
+
+        /** True if the scores are times or throughputs, so that below 1 means A is faster; else it means lower (R5). */
+        boolean times() { return a.first().unit().matches("(ns|us|µs|ms|s)/op|ops/.*"); }
+
         String verdict() { // R5
             if (Double.isNaN(value)) return "n/a";
-            if (!Double.isNaN(error) && Math.abs(value - 1) <= error) return "within error";
-            boolean time = a.first().unit().matches("(ns|us|µs|ms|s)/op|ops/.*");
-            String winner = value < 1 ? a.first().axis() : b.first().axis();
+            if (side() == 0) return "within error";
+            String winner = side() < 0 ? a.first().axis() : b.first().axis();
             String how = String.format(Locale.ROOT, " (%.2f×%s)", value < 1 ? 1 / value : value,
                     Double.isNaN(error) ? ", no error estimate" : "");
-            return "**" + winner + "** " + (time ? "faster" : "lower") + how;
+            return "**" + winner + "** " + (times() ? "faster" : "lower") + how;
         }
     }
 
     /** A "## " section of the template and its rows. */
     record Section(String title, String text, List<String> files, Pattern select, String axis, List<List<String>[]> ratios,
-                   Set<String> same, String include, List<Cell> cells) {
+                   Set<String> same, String include, List<Cell> cells, List<List<String>[]> chart) {
         String anchor() { return title.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 -]", "").replace(' ', '-'); }
 
         /** The params that differ between this section's rows: the ones that name a row (the others are in the run line). */
@@ -160,9 +172,41 @@ public final class Report {
         if (a.containsKey("--recheck-list")) {
             Files.write(Path.of(a.get("--recheck-list")), recheckSelectors(ratios, List.of(a.get("--recheck-files").split(","))));
         }
-        Path out = Path.of(a.get("--out"));
+        Path out = Path.of(a.get("--out")).toAbsolutePath();
+        Map<String, String> charts = charts(sections, ratios);
         Files.writeString(out, markdown(template(), sections, ratios, results), StandardCharsets.UTF_8);
-        System.out.println("wrote " + out);
+        writeCharts(out.getParent(), charts);
+        System.out.println("wrote " + out + " and " + charts.size() + " charts in " + out.getParent().resolve("charts"));
+    }
+
+    /** The SVG of every section's chart (R8) by its path relative to the report, in the order of the sections. */
+    static Map<String, String> charts(List<Section> sections, List<Ratio> ratios) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Section s : sections) {
+            List<Ratio> rs = Charts.charted(s, ratios);
+            if (s.chart() != null && !s.cells().isEmpty()) {
+                for (List<String>[] p : s.chart()) {
+                    if (rs.stream().noneMatch(r -> p[0].contains(r.a().first().axis()) && p[1].contains(r.b().first().axis()))) {
+                        throw new IllegalArgumentException("section \"" + s.title() + "\": chart " + String.join(",", p[0]) + "/"
+                                + String.join(",", p[1]) + " names no ratio of the section");
+                    }
+                }
+            }
+            if (!rs.isEmpty() && out.put(Charts.file(s), Charts.svg(s, rs)) != null) {
+                throw new IllegalArgumentException("two sections would write " + Charts.file(s));
+            }
+        }
+        return out;
+    }
+
+    /** Writes [charts] under [dir], and deletes any other .svg of their directory (R8). */
+    static void writeCharts(Path dir, Map<String, String> charts) throws IOException {
+        Path folder = dir.resolve("charts");
+        Files.createDirectories(folder);
+        for (Path old : glob(folder, "*.svg")) {
+            if (!charts.containsKey("charts/" + old.getFileName())) Files.delete(old);
+        }
+        for (Map.Entry<String, String> c : charts.entrySet()) Files.writeString(dir.resolve(c.getKey()), c.getValue(), StandardCharsets.UTF_8);
     }
 
     static String template() throws IOException {
@@ -192,7 +236,7 @@ public final class Report {
             String body = parts[i].substring(parts[i].indexOf('\n') + 1).strip();
             Matcher m = DIRECTIVES.matcher(body);
             if (!m.lookingAt()) { // a section of text only
-                out.add(new Section(title, body, List.of(), null, "impl", List.of(), Set.of(), null, List.of()));
+                out.add(new Section(title, body, List.of(), null, "impl", List.of(), Set.of(), null, List.of(), null));
                 continue;
             }
             Map<String, String> d = new LinkedHashMap<>();
@@ -200,19 +244,13 @@ public final class Report {
                 int colon = kv.indexOf(':');
                 if (colon < 0) throw new IllegalArgumentException("section \"" + title + "\": directive without a colon: " + kv.strip());
                 String key = kv.substring(0, colon).strip();
-                if (!Set.of("files", "select", "ratios", "axis", "same", "include").contains(key)) {
+                if (!Set.of("files", "select", "ratios", "axis", "same", "include", "chart").contains(key)) {
                     throw new IllegalArgumentException("section \"" + title + "\": unknown directive " + key);
                 }
                 d.put(key, kv.substring(colon + 1).strip());
             }
-            List<List<String>[]> ratios = new ArrayList<>();
-            for (String r : d.getOrDefault("ratios", "").split("\\s+")) {
-                if (r.isEmpty()) continue;
-                String[] ab = r.split("/");
-                if (ab.length != 2) throw new IllegalArgumentException("section \"" + title + "\": a ratio is A/B, was " + r);
-                @SuppressWarnings("unchecked") List<String>[] pair = new List[] {List.of(ab[0].split(",")), List.of(ab[1].split(","))};
-                ratios.add(pair);
-            }
+            List<List<String>[]> ratios = pairs(title, d.getOrDefault("ratios", ""));
+            List<List<String>[]> chart = d.containsKey("chart") ? pairs(title, d.get("chart")) : null;
             List<String> files = d.containsKey("files") ? List.of(d.get("files").split("\\s+")) : List.of();
             Pattern select = Pattern.compile(d.getOrDefault("select", ".*"));
             String axis = d.getOrDefault("axis", "impl");
@@ -233,7 +271,20 @@ public final class Report {
             }
             List<Cell> cells = byKey.values().stream().map(Cell::of).toList();
             Set<String> same = Set.copyOf(List.of(d.getOrDefault("same", "").split("\\s+")));
-            out.add(new Section(title, body.substring(m.end()).strip(), files, select, axis, ratios, same, d.get("include"), cells));
+            out.add(new Section(title, body.substring(m.end()).strip(), files, select, axis, ratios, same, d.get("include"), cells, chart));
+        }
+        return out;
+    }
+
+    /** The A/B pairs of a `ratios` or `chart` directive, each side a comma list. */
+    static List<List<String>[]> pairs(String title, String directive) {
+        List<List<String>[]> out = new ArrayList<>();
+        for (String r : directive.split("\\s+")) {
+            if (r.isEmpty()) continue;
+            String[] ab = r.split("/");
+            if (ab.length != 2) throw new IllegalArgumentException("section \"" + title + "\": a ratio is A/B, was " + r);
+            @SuppressWarnings("unchecked") List<String>[] pair = new List[] {List.of(ab[0].split(",")), List.of(ab[1].split(","))};
+            out.add(pair);
         }
         return out;
     }
@@ -369,6 +420,7 @@ public final class Report {
         md.append(preamble.strip()).append('\n');
         for (Section s : sections) {
             md.append("\n## ").append(s.title()).append("\n\n").append(s.text()).append("\n");
+            md.append(Charts.markdown(s, ratios));
             if (!s.cells().isEmpty()) md.append('\n').append(scores(s));
             else if (!s.files().isEmpty()) md.append(notYet(s.files()));
             Path include = s.include() == null ? null : results.resolve(s.include());

@@ -7,14 +7,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.benchmarks.MemoryCase;
 import dev.semaphore.benchmarks.MemoryPerWaiter;
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
 
 class ReportTest {
     /** One JMH result as JMH writes it (only the fields the report reads, and the settings it prints). */
@@ -206,12 +215,182 @@ class ReportTest {
         assertEquals("futureWaiter", rows.get(2).operation());
     }
 
+    static final String SVG = "http://www.w3.org/2000/svg";
+
+    /** Parses [svg] with the JDK's XML parser, which fails on anything that is not well-formed XML. */
+    static Element parseSvg(String svg) throws Exception {
+        DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
+        f.setNamespaceAware(true);
+        f.setFeature("http://apache.org/xml/features/disallow-doctype-decl", true);
+        Document d = f.newDocumentBuilder().parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
+        return d.getDocumentElement();
+    }
+
+    static List<Element> all(Element in, String tag, String cls) {
+        List<Element> out = new ArrayList<>();
+        NodeList nodes = in.getElementsByTagNameNS(SVG, tag);
+        for (int i = 0; i < nodes.getLength(); i++) {
+            Element e = (Element) nodes.item(i);
+            if (cls == null || cls.equals(e.getAttribute("class"))) out.add(e);
+        }
+        return out;
+    }
+
+    static double num(Element e, String attribute) { return Double.parseDouble(e.getAttribute(attribute)); }
+
+    @Test
+    void aChartDrawsEachRatioAsADotAtItsValueWithItsErrorAsABarAgainstALineAtOne(@TempDir Path dir) throws Exception { // R8
+        write(dir.resolve("c/c.json"),
+                row("ContendedBenchmark.semaphore", "avgt", 2.0, "0.2", "ms/op", "\"impl\": \"ours\", \"permits\": \"1\""),
+                row("ContendedBenchmark.semaphore", "avgt", 4.0, "0.4", "ms/op", "\"impl\": \"kotlinx\", \"permits\": \"1\""),
+                row("ContendedBenchmark.semaphore", "avgt", 3.0, "0.3", "ms/op", "\"impl\": \"ours\", \"permits\": \"2\""),
+                row("ContendedBenchmark.semaphore", "avgt", 2.0, "0.2", "ms/op", "\"impl\": \"kotlinx\", \"permits\": \"2\""),
+                row("ContendedBenchmark.semaphore", "avgt", 2.2, "\"NaN\"", "ms/op", "\"impl\": \"ours\", \"permits\": \"4\""),
+                row("ContendedBenchmark.semaphore", "avgt", 2.0, "0.1", "ms/op", "\"impl\": \"kotlinx\", \"permits\": \"4\""),
+                row("ContendedBenchmark.semaphore", "avgt", 1.0, "0.1", "ms/op", "\"impl\": \"floor\", \"permits\": \"1\""));
+        Files.writeString(dir.resolve("c/run.txt"), "a test\n");
+        String template = "# R\n{ratios}\n## Contended semaphore\n<!-- files: c/c.json; select: Contended.*; ratios: ours/kotlinx ours/floor; chart: ours/kotlinx -->\nText.\n";
+        List<Report.Section> sections = Report.sections(template, dir);
+        List<Report.Ratio> rs = Report.ratios(sections, Map.of());
+        assertEquals(4, rs.size(), rs.toString());
+        Map<String, String> charts = Report.charts(sections, rs);
+        assertEquals(Set.of("charts/contended-semaphore.svg"), charts.keySet());
+        String text = charts.get("charts/contended-semaphore.svg");
+
+        // Plain SVG, well-formed (the parser refuses anything else), sized, sans-serif, nothing that GitHub would strip or fetch.
+        Element svg = parseSvg(text);
+        assertEquals("svg", svg.getLocalName());
+        assertEquals(SVG, svg.getNamespaceURI());
+        assertEquals("0 0 " + svg.getAttribute("width") + " " + svg.getAttribute("height"), svg.getAttribute("viewBox"));
+        assertTrue(num(svg, "width") > 0 && num(svg, "width") <= 1200 && num(svg, "height") > 0, text);
+        assertEquals("sans-serif", svg.getAttribute("font-family"));
+        for (String banned : List.of("script", "style", "foreignObject", "image", "a")) assertTrue(all(svg, banned, null).isEmpty(), banned);
+        assertTrue(!text.contains("href") && !text.contains("url("), text);
+
+        // The axis: its tick labels, read back, lie on one straight line; it maps a ratio to its x.
+        List<Element> ticks = all(svg, "text", "tick");
+        assertTrue(ticks.size() >= 3, text);
+        double v0 = Double.parseDouble(ticks.get(0).getTextContent()), x0 = num(ticks.get(0), "x");
+        double vn = Double.parseDouble(ticks.get(ticks.size() - 1).getTextContent()), xn = num(ticks.get(ticks.size() - 1), "x");
+        java.util.function.DoubleUnaryOperator x = v -> x0 + (v - v0) * (xn - x0) / (vn - v0);
+        for (Element t : ticks) assertEquals(x.applyAsDouble(Double.parseDouble(t.getTextContent())), num(t, "x"), 0.15, "tick " + t.getTextContent());
+        assertTrue(v0 <= 0.5 - 0.0708 && vn >= 1.5 + 0.2122, "the axis holds every bar: " + v0 + ".." + vn);
+
+        // The reference line at 1.0, vertical, across every row.
+        List<Element> ref = all(svg, "line", "ref");
+        assertEquals(1, ref.size());
+        assertEquals(x.applyAsDouble(1.0), num(ref.get(0), "x1"), 0.15);
+        assertEquals(num(ref.get(0), "x1"), num(ref.get(0), "x2"));
+
+        // One row per charted ratio (ours/kotlinx only: the floor's ratio is in the table, not in the chart), in the table's
+        // order, each a dot at the ratio and a bar from ratio - ± to ratio + ±, with the table's figures beside it.
+        List<Element> rows = all(svg, "g", "row");
+        assertEquals(3, rows.size(), text);
+        assertEquals(3, all(svg, "circle", "dot").size());
+        String[] labels = {"permits=1", "permits=2", "permits=4"};
+        double[] ratio = {0.5, 1.5, 1.1};
+        double[] error = {0.5 * Math.hypot(0.1, 0.1), 1.5 * Math.hypot(0.1, 0.1), Double.NaN}; // R3, by hand
+        String[] figures = {"0.5000 ± 0.0707", "1.500 ± 0.2121", "1.100 ± n/a"};
+        String[] colours = {Charts.A_FASTER, Charts.B_FASTER, Charts.B_FASTER}; // no error: the verdict names a side
+        for (int i = 0; i < 3; i++) {
+            Element g = rows.get(i);
+            assertEquals(labels[i], all(g, "text", "label").get(0).getTextContent());
+            assertEquals(figures[i], all(g, "text", "value").get(0).getTextContent());
+            List<Element> dots = all(g, "circle", "dot");
+            assertEquals(1, dots.size());
+            assertEquals(x.applyAsDouble(ratio[i]), num(dots.get(0), "cx"), 0.15, labels[i]);
+            assertEquals(colours[i], dots.get(0).getAttribute("fill"), labels[i]);
+            List<Element> bars = all(g, "line", "bar");
+            if (Double.isNaN(error[i])) {
+                assertTrue(bars.isEmpty(), "no error, no bar");
+                continue;
+            }
+            assertEquals(1, bars.size());
+            assertEquals(x.applyAsDouble(ratio[i] - error[i]), num(bars.get(0), "x1"), 0.15, labels[i]);
+            assertEquals(x.applyAsDouble(ratio[i] + error[i]), num(bars.get(0), "x2"), 0.15, labels[i]);
+            assertEquals(num(dots.get(0), "cy"), num(bars.get(0), "y1"));
+        }
+        // Which side is faster: the ratio is of times, so below 1 (left of the line) ours is.
+        List<String> texts = all(svg, "text", null).stream().map(Element::getTextContent).toList();
+        assertTrue(texts.contains("Contended semaphore: ours / kotlinx"), texts.toString());
+        assertTrue(texts.containsAll(List.of("ours faster", "kotlinx faster", "within error", "no bar: no error estimate")), texts.toString());
+        List<Element> captions = all(svg, "text", "caption");
+        assertEquals("◀ ours faster", captions.get(0).getTextContent());
+        assertTrue(num(captions.get(0), "x") < num(ref.get(0), "x1") && num(captions.get(1), "x") > num(ref.get(0), "x1"));
+
+        // The report shows it under its section's heading, and says which ratios it draws.
+        String md = Report.markdown(template, sections, rs, dir);
+        assertTrue(md.contains("## Contended semaphore\n\nText.\n\n![Contended semaphore: ratios ours / kotlinx with their errors, against 1]"
+                + "(charts/contended-semaphore.svg)\n\nThe chart draws the ours / kotlinx ratios (3 of 4); every ratio is in [Every ratio](#every-ratio).\n"), md);
+
+        // The same bytes again, whatever the default locale (a decimal comma would break the numbers).
+        Locale before = Locale.getDefault();
+        try {
+            Locale.setDefault(Locale.GERMANY);
+            List<Report.Section> again = Report.sections(template, dir);
+            assertEquals(charts, Report.charts(again, Report.ratios(again, Map.of())));
+        } finally {
+            Locale.setDefault(before);
+        }
+
+        // A chart directive that names no ratio is refused, by name.
+        List<Report.Section> typo = Report.sections(template.replace("chart: ours/kotlinx", "chart: ours/kotlinX"), dir);
+        var e = assertThrows(IllegalArgumentException.class, () -> Report.charts(typo, Report.ratios(typo, Map.of())));
+        assertTrue(e.getMessage().contains("ours/kotlinX"), e.getMessage());
+    }
+
+    @Test
+    void chartsOfSeveralPairsNameEachUnderItsRowAndRechecksAreHollowDots(@TempDir Path dir) throws Exception {
+        write(dir.resolve("u/u.json"),
+                row("UncontendedBenchmark.cycle_ours", "avgt", 2.0, "0.2", "ns/op", ""),
+                row("UncontendedBenchmark.cycle_kotlinx", "avgt", 4.0, "0.4", "ns/op", ""),
+                row("UncontendedBenchmark.cycle_floor", "avgt", 2.5, "0.1", "ns/op", ""));
+        write(dir.resolve("u/recheck-1.json"),
+                row("UncontendedBenchmark.cycle_ours", "avgt", 3.0, "0.3", "ns/op", ""),
+                row("UncontendedBenchmark.cycle_kotlinx", "avgt", 3.0, "0.3", "ns/op", ""));
+        List<Report.Section> sections = Report.sections("## U\n<!-- files: u/u.json; select: Unc.*; ratios: ours/kotlinx ours/floor -->\n", dir);
+        List<Report.Ratio> rs = Report.ratios(sections, Report.rechecks(dir));
+        Element svg = parseSvg(Report.charts(sections, rs).get("charts/u.svg"));
+        assertEquals(List.of("cycle"), all(svg, "text", "header").stream().map(Element::getTextContent).toList());
+        assertEquals(List.of("ours / kotlinx", "ours / floor"), all(svg, "text", "label").stream().map(Element::getTextContent).toList());
+        List<Element> again = all(svg, "circle", "recheck");
+        assertEquals(1, again.size(), "ours / kotlinx was measured again");
+        assertEquals("#ffffff", again.get(0).getAttribute("fill"));
+        assertEquals(1, all(svg, "line", "recheck-bar").size());
+        List<Element> ticks = all(svg, "text", "tick");
+        double v0 = Double.parseDouble(ticks.get(0).getTextContent()), x0 = num(ticks.get(0), "x");
+        double v1 = Double.parseDouble(ticks.get(1).getTextContent()), x1 = num(ticks.get(1), "x");
+        assertEquals(x0 + (1.0 - v0) * (x1 - x0) / (v1 - v0), num(again.get(0), "cx"), 0.15, "the recheck's ratio, 3 / 3");
+        assertEquals("0.5000 ± 0.0707; recheck 1.000 ± 0.1414", all(svg, "text", "value").get(0).getTextContent());
+
+        // Writing them: the directory keeps the charts of this run only.
+        Files.createDirectories(dir.resolve("out/charts"));
+        Files.writeString(dir.resolve("out/charts/gone.svg"), "<svg/>");
+        Files.writeString(dir.resolve("out/charts/notes.txt"), "kept");
+        Report.writeCharts(dir.resolve("out"), Report.charts(sections, rs));
+        try (var files = Files.list(dir.resolve("out/charts"))) {
+            assertEquals(Set.of("u.svg", "notes.txt"), files.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet()));
+        }
+    }
+
     @Test
     void theCommittedReportIsTheOneTheCommittedResultsGive() throws Exception {
         Path results = Path.of("../docs/results");
         List<Report.Section> sections = Report.sections(Report.template(), results);
-        String expected = Report.markdown(Report.template(), sections, Report.ratios(sections, Report.rechecks(results)), results);
+        List<Report.Ratio> ratios = Report.ratios(sections, Report.rechecks(results));
+        String expected = Report.markdown(Report.template(), sections, ratios, results);
         assertEquals(expected, Files.readString(Path.of("../docs/benchmarks.md")),
                 "docs/benchmarks.md is not what docs/results gives: run Report (docs/benchmarking.md says how)");
+        Map<String, String> charts = new TreeMap<>(Report.charts(sections, ratios));
+        Set<String> committed = new TreeSet<>();
+        try (var files = Files.list(Path.of("../docs/charts"))) {
+            files.forEach(p -> committed.add("charts/" + p.getFileName()));
+        }
+        assertEquals(charts.keySet(), committed, "docs/charts/ is not what docs/results gives: run Report");
+        for (Map.Entry<String, String> c : charts.entrySet()) {
+            assertEquals(c.getValue(), Files.readString(Path.of("../docs").resolve(c.getKey())), c.getKey() + ": run Report");
+            parseSvg(c.getValue());
+            assertTrue(expected.contains("](" + c.getKey() + ")"), "the report shows " + c.getKey());
+        }
     }
 }
