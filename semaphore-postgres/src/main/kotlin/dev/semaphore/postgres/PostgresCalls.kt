@@ -3,8 +3,12 @@
  * short transaction in autocommit mode), and the answers read into places. What each answer means to the client is
  * docs/postgres-protocol.md's; these methods only carry them.
  */
+@file:OptIn(EngineApi::class)
+
 package dev.semaphore.postgres
 
+import dev.semaphore.distributed.spi.EngineApi
+import dev.semaphore.distributed.spi.RequestRef
 import java.sql.Connection
 import java.sql.ResultSet
 import java.sql.SQLException
@@ -38,8 +42,6 @@ internal data class Place(
     }
 }
 
-/** A request as the calls about it name it: its id and its slot (P10). */
-internal data class RequestRef(val id: String, val slot: Int)
 
 /** (available, queued, total) of a semaphore (schema.sql, `state`). */
 internal data class SemaphoreState(val available: Int, val queued: Int, val total: Int)
@@ -143,7 +145,7 @@ internal class PostgresCalls(private val schema: PostgresSchema) {
 
     /** @throws IllegalStateException if permits are held or requests queued (nothing changes). */
     fun delete(c: Connection, name: String) {
-        call(c, deleteSql) { st -> st.setString(1, name); st.executeQuery().close() }
+        call(c, deleteSql, name) { st -> st.setString(1, name); st.executeQuery().close() }
     }
 
     /** Deletes up to [limit] idle semaphores; how many. */
@@ -180,7 +182,10 @@ internal class PostgresCalls(private val schema: PostgresSchema) {
      *   a synchronous standby and that wait was cancelled: PostgreSQL then keeps the commit without the standby's
      *   confirmation and answers as if nothing happened (a WARNING), so the answer may not survive a failover.
      */
-    private inline fun <T> call(c: Connection, sql: String, body: (java.sql.PreparedStatement) -> T): T {
+    private inline fun <T> call(c: Connection, sql: String, body: (java.sql.PreparedStatement) -> T): T = call(c, sql, null, body)
+
+    /** [call], with the semaphore's [name] for the message of a refused delete. */
+    private inline fun <T> call(c: Connection, sql: String, name: String?, body: (java.sql.PreparedStatement) -> T): T {
         check(c.autoCommit) { "semaphore calls run in autocommit mode, each its own transaction; this connection has autocommit off" }
         try {
             return c.prepareStatement(sql).use { st ->
@@ -204,7 +209,7 @@ internal class PostgresCalls(private val schema: PostgresSchema) {
                 e.sqlState == "22023" && message.startsWith("PERMITS ") -> throw IllegalArgumentException(message.removePrefix("PERMITS "), e)
                 e.sqlState == "22023" && message.startsWith("INPUT ") -> throw IllegalArgumentException(message.removePrefix("INPUT "), e)
                 e.sqlState == "55006" && message.startsWith("IN_USE ") ->
-                    throw IllegalStateException("cannot delete: ${message.removePrefix("IN_USE ")}", e)
+                    throw IllegalStateException("the semaphore $name is in use: ${message.removePrefix("IN_USE ")}", e)
                 else -> throw e
             }
         }

@@ -35,6 +35,14 @@ internal class PostgresWakeups(
     /** Counted down once the first LISTEN is in place, so that no grant published after [awaitListening] is missed. */
     private val listening = java.util.concurrent.CountDownLatch(1)
 
+    /**
+     * When the current connection's LISTEN was in place; null while there is none (connecting, or after a drop).
+     * Notifications sent while it is null are lost: a request queued then asks the server once where it is.
+     */
+    @Volatile
+    var listeningSince: kotlin.time.TimeMark? = null
+        private set
+
     /** How many times the connection was set up (1 after the first LISTEN). */
     @Volatile
     var connects: Int = 0
@@ -57,6 +65,7 @@ internal class PostgresWakeups(
                 c.autoCommit = true
                 c.createStatement().use { it.execute("LISTEN \"$channel\"") }
                 connection = c
+                listeningSince = kotlin.time.TimeSource.Monotonic.markNow()
                 connects++
                 if (closed) continue // close() may have missed it: the finally below closes it
                 if (connects > 1) runCatching(onReconnect)
@@ -78,6 +87,7 @@ internal class PostgresWakeups(
             } catch (e: Exception) {
                 // LISTEN failed (a standby in recovery refuses it), or the connection broke, or close() closed it.
             } finally {
+                listeningSince = null
                 runCatching { c.close() } // every connection made here is closed here, whatever happened
                 connection = null
             }

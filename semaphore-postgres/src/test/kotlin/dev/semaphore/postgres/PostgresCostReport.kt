@@ -1,5 +1,7 @@
 package dev.semaphore.postgres
 
+import dev.semaphore.distributed.spi.RequestRef
+
 import java.sql.Connection
 import kotlin.concurrent.thread
 

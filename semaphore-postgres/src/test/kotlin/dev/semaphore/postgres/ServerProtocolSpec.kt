@@ -261,7 +261,7 @@ class ServerProtocolSpec : FunSpec({
             shouldThrow<IllegalArgumentException> { calls.resize(c, name, 3, idle, "r-2", "reduce", 2) }.message shouldBe
                 "cannot remove 2 permits: the total is 1"
             shouldThrow<IllegalStateException> { calls.delete(c, name) }.message shouldBe
-                "cannot delete: 1 permits held and 0 requests queued"
+                "the semaphore $name is in use: 1 permits held and 0 requests queued"
         }
     }
 

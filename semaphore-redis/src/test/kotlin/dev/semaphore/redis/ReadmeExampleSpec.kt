@@ -13,11 +13,11 @@ import java.io.File
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.seconds
 
-/** The README's Redis quickstart ("Quickstart: across JVMs with Redis"): the same text as readmeExample's body, run on a real server. */
+/** The README's distributed quickstart ("Quickstart: across JVMs with Redis or PostgreSQL"), on Redis: the same text as readmeExample's body, run on a real server. */
 class ReadmeExampleSpec : FunSpec({
     test("the README's Kotlin example is this file's readmeExample, verbatim, and it runs") {
         val readme = File("../README.md").readText()
-        val inReadme = readme.substringAfter("## Quickstart: across JVMs with Redis").substringAfter("```kotlin\n").substringBefore("```")
+        val inReadme = readme.substringAfter("## Quickstart: across JVMs with Redis or PostgreSQL").substringAfter("```kotlin\n").substringBefore("```")
         val source = File("src/test/kotlin/dev/semaphore/redis/ReadmeExampleSpec.kt").readText()
         val inCode = source.substringAfter("// README example begins\n").substringBefore("    // README example ends")
             .lines().joinToString("\n") { it.removePrefix("    ") }
@@ -48,14 +48,15 @@ private class Reports(private val onRun: suspend (Int, Long) -> Unit) {
 
 private suspend fun Reports.readmeExample(redisUri: String) {
     // README example begins
-    val client = RedisSemaphoreClient.connect(redisUri) // one per JVM; close() it at shutdown
+    val client: DistributedSemaphoreClient = RedisSemaphoreClient.connect(redisUri) // one per JVM; close() it at shutdown
+    // or the same on PostgreSQL:           PostgresSemaphoreClient.connect(jdbcUrl)
     val connections = client.semaphore("db-connections", permits = 8)
 
     coroutineScope {
         repeat(100) { i ->
             launch {
                 connections.withPermit { lease ->
-                    // at most 8 of these blocks run at once, across every JVM on this Redis
+                    // at most 8 of these blocks run at once, across every JVM on this server
                     runReport(i, fencingToken = lease.fencingToken)
                 }
             }

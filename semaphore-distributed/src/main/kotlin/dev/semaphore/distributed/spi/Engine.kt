@@ -27,9 +27,7 @@ public annotation class EngineApi
 
 /** A request (or, once granted, a lease) as an engine's calls about it name it: its [id], and its [slot] where the engine has slots (else 0). */
 @EngineApi
-public class RequestRef(public val id: String, public val slot: Int = 0) {
-    override fun toString(): String = if (slot == 0) id else "$id@$slot"
-}
+public data class RequestRef(public val id: String, public val slot: Int = 0)
 
 /**
  * Where a request is, as the server answered.

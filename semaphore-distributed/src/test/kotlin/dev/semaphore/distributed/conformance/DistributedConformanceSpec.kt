@@ -1,0 +1,349 @@
+/*
+ * The conformance suite: one set of tests that every engine passes, on its real server (as IBM's async-util runs one
+ * suite over every implementation). An engine module subclasses DistributedConformanceSpec with a ServerUnderTest that
+ * starts its server and makes clients on it: RedisConformanceSpec in semaphore-redis, PostgresConformanceSpec in
+ * semaphore-postgres. What one engine does differently (docs/postgres.md, "Where the engines differ") is not here: each
+ * engine's own specs test it.
+ *
+ * It lives in this module's test jar; this module's own build does not run it (it has no server).
+ */
+package dev.semaphore.distributed.conformance
+
+import dev.semaphore.SemaphoreClosedException
+import dev.semaphore.distributed.DistributedConfig
+import dev.semaphore.distributed.DistributedSemaphoreClient
+import dev.semaphore.distributed.LeaseInfo
+import dev.semaphore.distributed.LeaseListener
+import dev.semaphore.distributed.LeaseLostException
+import dev.semaphore.distributed.QueuedRequestLostException
+import dev.semaphore.distributed.ServerUnavailableException
+import dev.semaphore.distributed.async.AsyncDistributedLock
+import dev.semaphore.distributed.async.AsyncDistributedSemaphore
+import dev.semaphore.distributed.asSemaphore
+import dev.semaphore.distributed.withLock
+import dev.semaphore.distributed.withPermit
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.collections.shouldBeSortedBy
+import io.kotest.matchers.collections.shouldContainExactly
+import io.kotest.matchers.comparables.shouldBeGreaterThan
+import io.kotest.matchers.comparables.shouldBeLessThan
+import io.kotest.matchers.nulls.shouldBeNull
+import io.kotest.matchers.nulls.shouldNotBeNull
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.async
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.withTimeout
+import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+import kotlin.time.TimeSource
+
+/** A running server of one engine, and clients on it. Closed after the suite. */
+interface ServerUnderTest : AutoCloseable {
+    /** The engine's name, for test names. */
+    val engine: String
+
+    /** A new client on the server (the suite closes it). */
+    fun client(): DistributedSemaphoreClient
+}
+
+/** The suite; [start] starts the engine's server once per spec. */
+abstract class DistributedConformanceSpec(start: () -> ServerUnderTest) : FunSpec() {
+    init {
+        val server = start()
+        val a = server.client()
+        val b = server.client()
+        afterSpec {
+            a.close()
+            b.close()
+            server.close()
+        }
+        var n = 0
+        fun name(what: String) = "conf-$what-${++n}-${System.nanoTime()}"
+        // Short leases, renewed every 500 ms: long enough that a loaded 2-core machine answers a renewal in time.
+        val short = DistributedConfig(leaseTime = 1500.milliseconds, waiterTimeToLive = 2.seconds)
+
+        test("${server.engine}: two clients share one semaphore: permits held by one are not available to the other; release gives them back") {
+            val name = name("share")
+            val sa = a.semaphore(name, 3)
+            val sb = b.semaphore(name, 3)
+            val first = sa.acquire(2)
+            sb.availablePermits() shouldBe 1
+            sb.tryAcquire(2).shouldBeNull()
+            val second = sb.tryAcquire(1).shouldNotBeNull()
+            sa.availablePermits() shouldBe 0
+            sa.release(first)
+            sb.release(second)
+            sb.availablePermits() shouldBe 3
+            sb.totalPermits() shouldBe 3
+        }
+
+        test("${server.engine}: first in, first out across clients, multi-permit requests granted whole, no barging past a waiting head") {
+            val name = name("fifo")
+            val sa = a.semaphore(name, 4)
+            val sb = b.semaphore(name, 4)
+            val held = sa.acquire(3)
+            val order = CopyOnWriteArrayList<String>()
+            coroutineScope {
+                val big = async { sb.acquire(4).also { order += "big" } }
+                awaitQueue(sa, 1)
+                // One permit is free, but the head wants 4: a newcomer for 1 neither barges (try) nor overtakes (queue).
+                sa.tryAcquire(1).shouldBeNull()
+                val small = async { sa.acquire(1).also { order += "small" } }
+                awaitQueue(sa, 2)
+                sa.release(held)
+                val bigLease = big.await()
+                bigLease.permits shouldBe 4
+                order shouldContainExactly listOf("big")
+                sb.release(bigLease)
+                sa.release(small.await())
+            }
+            order shouldContainExactly listOf("big", "small")
+            sa.availablePermits() shouldBe 4
+        }
+
+        test("${server.engine}: fencing tokens only increase, grant after grant, across clients") {
+            val name = name("tokens")
+            val sa = a.semaphore(name, 2)
+            val sb = b.semaphore(name, 2)
+            val tokens = mutableListOf<Long>()
+            repeat(6) { i ->
+                val s = if (i % 2 == 0) sa else sb
+                val lease = s.acquire()
+                tokens += lease.fencingToken
+                s.release(lease)
+            }
+            tokens shouldBeSortedBy { it }
+            tokens.toSet().size shouldBe tokens.size
+        }
+
+        test("${server.engine}: a timed try that runs out returns null and leaves nothing queued; a cancelled waiter leaves the line") {
+            val name = name("timeout")
+            val sa = a.semaphore(name, 1)
+            val sb = b.semaphore(name, 1)
+            val held = sa.acquire()
+            val started = TimeSource.Monotonic.markNow()
+            sb.tryAcquire(300.milliseconds).shouldBeNull()
+            started.elapsedNow() shouldBeGreaterThan 250.milliseconds
+            sa.queueLength() shouldBe 0
+            coroutineScope {
+                val waiter = launch(start = CoroutineStart.UNDISPATCHED) { sb.acquire() }
+                awaitQueue(sa, 1)
+                waiter.cancel()
+                waiter.join()
+            }
+            awaitQueue(sa, 0)
+            sa.release(held)
+            sa.availablePermits() shouldBe 1
+        }
+
+        test("${server.engine}: leases are renewed while held, counted down, and given back by release") {
+            val name = name("renew")
+            val s = a.semaphore(name, 1, short)
+            val lease = s.acquire()
+            lease.remaining shouldBeGreaterThan 1000.milliseconds
+            delay(3200) // more than two lease times: only the renewals keep it
+            if (lease.isLost) throw AssertionError("the lease was lost", runCatching { s.release(lease) }.exceptionOrNull())
+            lease.remaining shouldBeGreaterThan 0.milliseconds
+            b.semaphore(name, 1, short).tryAcquire().shouldBeNull()
+            s.release(lease)
+            b.semaphore(name, 1, short).availablePermits() shouldBe 1
+        }
+
+        test("${server.engine}: a fixed lease ends at its time: its permits come back, and its release says it was lost") {
+            val name = name("fixed")
+            val fixed = DistributedConfig(leaseTime = 400.milliseconds, autoRenew = false, waiterTimeToLive = 2.seconds)
+            val s = a.semaphore(name, 1, fixed)
+            val lease = s.acquire()
+            val other = b.semaphore(name, 1, fixed)
+            val next = withTimeout(5.seconds) { other.acquire() } // granted once the first lease ran out on the server
+            next.fencingToken shouldBeGreaterThan lease.fencingToken
+            shouldThrow<LeaseLostException> { s.release(lease) }
+            lease.isLost shouldBe true
+            other.release(next)
+        }
+
+        test("${server.engine}: withPermit and withLock release on return and on failure") {
+            val name = name("with")
+            val s = a.semaphore(name, 2)
+            s.withPermit(2) { lease -> lease.permits shouldBe 2; s.availablePermits() shouldBe 0 }
+            s.availablePermits() shouldBe 2
+            shouldThrow<IllegalStateException> { s.withPermit { error("boom") } }.message shouldBe "boom"
+            s.availablePermits() shouldBe 2
+            val lock = b.lock(name("lock"))
+            lock.withLock { lock.isLocked() shouldBe true }
+            lock.isLocked() shouldBe false
+        }
+
+        test("${server.engine}: a lock with owners: holdsLock, not reentrant, FIFO between clients") {
+            val lockName = name("owner")
+            val la = a.lock(lockName)
+            val lb = b.lock(lockName)
+            val owner = Any()
+            val lease = la.lock(owner)
+            la.holdsLock(owner) shouldBe true
+            shouldThrow<IllegalStateException> { la.tryLock(owner) }.message shouldContain "not reentrant"
+            lb.tryLock().shouldBeNull()
+            lb.inspect().holder.shouldNotBeNull().isThisClient shouldBe false
+            la.inspect().owner shouldBe owner
+            coroutineScope {
+                val next = async { lb.lock() }
+                awaitQueue(la.asSemaphore(), 1)
+                la.unlock(lease)
+                la.holdsLock(owner) shouldBe false
+                lb.unlock(next.await())
+            }
+            la.isLocked() shouldBe false
+        }
+
+        test("${server.engine}: resize: add, reduce below what is held (debt), set; a waiter that can never fit fails; too large is refused") {
+            val name = name("resize")
+            val s = a.semaphore(name, 2)
+            val held = s.acquire(2)
+            s.addPermits(2)
+            s.totalPermits() shouldBe 4
+            s.availablePermits() shouldBe 2
+            s.reducePermits(3)
+            s.totalPermits() shouldBe 1
+            s.availablePermits() shouldBe -1 // in debt until the holder releases
+            shouldThrow<IllegalArgumentException> { s.acquire(2) }.message shouldContain "2"
+            coroutineScope {
+                s.setPermits(3)
+                val waiter = async { runCatching { b.semaphore(name, 2).acquire(3) } }
+                awaitQueue(s, 1)
+                s.setPermits(2) // the queued request for 3 can never be granted now
+                val failure = waiter.await().exceptionOrNull()
+                (failure is IllegalStateException) shouldBe true
+                failure!!.message shouldContain "can never be granted"
+            }
+            s.release(held)
+            s.availablePermits() shouldBe 2
+        }
+
+        test("${server.engine}: delete refuses a semaphore in use, then deletes; the next use creates it afresh") {
+            val name = name("delete")
+            val s = a.semaphore(name, 2)
+            val lease = s.acquire()
+            shouldThrow<IllegalStateException> { s.delete() }.message shouldContain "in use"
+            s.release(lease)
+            s.delete()
+            s.inspect().exists shouldBe false
+            b.semaphore(name, 5).availablePermits() shouldBe 5
+        }
+
+        test("${server.engine}: inspect from another client: holders with their tokens and clients, the line in order") {
+            val name = name("inspect")
+            val sa = a.semaphore(name, 2)
+            val held = sa.acquire(2)
+            coroutineScope {
+                val w1 = async { b.semaphore(name, 2).acquire(1) }
+                awaitQueue(sa, 1)
+                val w2 = async { a.semaphore(name, 2).acquire(2) }
+                awaitQueue(sa, 2)
+                val seen = b.semaphore(name, 2).inspect()
+                seen.exists shouldBe true
+                seen.totalPermits shouldBe 2
+                seen.heldPermits shouldBe 2
+                seen.holders.single().fencingToken shouldBe held.fencingToken
+                seen.holders.single().clientId shouldBe a.clientId
+                seen.holders.single().isThisClient shouldBe false
+                seen.line.map { it.permits } shouldContainExactly listOf(1, 2)
+                seen.line.map { it.clientId } shouldContainExactly listOf(b.clientId, a.clientId)
+                seen.line.map { it.position } shouldContainExactly listOf(1, 2)
+                sa.release(held)
+                b.semaphore(name, 2).release(w1.await())
+                sa.release(w2.await())
+            }
+        }
+
+        test("${server.engine}: bad input throws naming the value, and changes nothing") {
+            val name = name("input")
+            val s = a.semaphore(name, 2)
+            shouldThrow<IllegalArgumentException> { s.acquire(0) }.message shouldContain "0"
+            shouldThrow<IllegalArgumentException> { s.tryAcquire(-1) }.message shouldContain "-1"
+            shouldThrow<IllegalArgumentException> { s.acquire(3) }.message shouldContain "3"
+            shouldThrow<IllegalArgumentException> { s.inspect(1001) }.message shouldContain "1001"
+            shouldThrow<IllegalArgumentException> { a.semaphore(name, 0) }.message shouldContain "0"
+            shouldThrow<IllegalArgumentException> { s.addPermits(0) }.message shouldContain "0"
+            s.availablePermits() shouldBe 2
+            s.queueLength() shouldBe 0
+            val other = b.semaphore(name("lease"), 1)
+            val lease = other.acquire()
+            shouldThrow<IllegalArgumentException> { s.release(lease) }.message shouldContain lease.semaphoreName
+            other.release(lease)
+            shouldThrow<IllegalStateException> { other.release(lease) }.message shouldContain "already released"
+        }
+
+        test("${server.engine}: the Java facade: futures, blocking calls and permits on the same line") {
+            val name = name("java")
+            val sem = AsyncDistributedSemaphore.create(a, name, 2)
+            val permit = sem.acquire(2).get(10, TimeUnit.SECONDS)
+            sem.tryAcquire().isPresent shouldBe false
+            val waiting = AsyncDistributedSemaphore.create(b, name, 2).acquire()
+            awaitQueue(a.semaphore(name, 2), 1)
+            permit.close()
+            val second = waiting.get(10, TimeUnit.SECONDS)
+            second.fencingToken() shouldBeGreaterThan permit.fencingToken()
+            second.close()
+            val lock = AsyncDistributedLock.create(b, name("javalock"))
+            lock.lockBlocking().use { held -> held.permits() shouldBe 1 }
+            lock.isLocked().get(10, TimeUnit.SECONDS) shouldBe false
+        }
+
+        test("${server.engine}: a listener hears every renewal of a held lease") {
+            val name = name("listener")
+            val renewed = AtomicInteger()
+            val registration = a.addListener(object : LeaseListener {
+                override fun onLeaseRenewed(lease: LeaseInfo) {
+                    if (lease.semaphoreName == name) renewed.incrementAndGet()
+                }
+            })
+            val s = a.semaphore(name, 1, short)
+            val lease = s.acquire()
+            delay(1800)
+            s.release(lease)
+            registration.close()
+            renewed.get() shouldBeGreaterThan 1
+        }
+
+        test("${server.engine}: a closed client refuses every call, and its waiters fail with SemaphoreClosedException") {
+            val name = name("closed")
+            val c = server.client()
+            val s = c.semaphore(name, 1)
+            val held = a.semaphore(name, 1).acquire()
+            coroutineScope {
+                val waiter = async { runCatching { s.acquire() } }
+                awaitQueue(a.semaphore(name, 1), 1)
+                c.close()
+                (waiter.await().exceptionOrNull() is SemaphoreClosedException) shouldBe true
+            }
+            shouldThrow<SemaphoreClosedException> { s.acquire() }
+            shouldThrow<SemaphoreClosedException> { c.semaphore(name, 1) }
+            a.semaphore(name, 1).release(held)
+            awaitQueue(a.semaphore(name, 1), 0) // its request left the line (or was dropped after its heartbeats stopped)
+        }
+
+        test("${server.engine}: the exception types are the shared ones") {
+            // Not a server call: the types an application catches are the same for every engine.
+            (ServerUnavailableException("x") is dev.semaphore.distributed.DistributedSemaphoreException) shouldBe true
+            (QueuedRequestLostException("x") is dev.semaphore.distributed.DistributedSemaphoreException) shouldBe true
+            server.client().use { c -> c.toString() shouldContain c.clientId }
+        }
+    }
+}
+
+/** Waits (at most 10 s) until the server's line of [semaphore] is [length] long. */
+suspend fun awaitQueue(semaphore: dev.semaphore.distributed.DistributedSemaphore, length: Int) {
+    val deadline = TimeSource.Monotonic.markNow() + 10.seconds
+    while (semaphore.queueLength() != length) {
+        if (deadline.hasPassedNow()) throw AssertionError("the line of ${semaphore.name} did not reach $length (is ${semaphore.queueLength()})")
+        delay(10)
+    }
+}
