@@ -1,8 +1,7 @@
 package dev.semaphore.verification.faults
 
+import dev.semaphore.distributed.DistributedSemaphoreClient
 import dev.semaphore.redis.FaultyLink
-import dev.semaphore.redis.LocalRedisServer
-import dev.semaphore.redis.RedisSemaphoreClient
 import dev.semaphore.redis.WorkerProcess
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
@@ -24,8 +23,10 @@ import kotlin.time.TimeSource
 
 /**
  * The fault harness, in the spirit of Jepsen: several clients (coroutines of this JVM, and worker JVMs), each talking
- * to a real redis-server (with AOF, and a replica that every grant waits for) through a relay of its own, run the
- * [Workload] while a seeded random schedule of faults hits them; the history of every call is then checked ([Checker]).
+ * to a real server of one engine ([FaultTarget]: redis-server with AOF and a replica that every grant waits for, or
+ * PostgreSQL with a synchronous standby) through a relay of its own, run the [Workload] while a seeded random schedule
+ * of faults hits them; the history of every call is then checked ([Checker]). The same harness, schedule and checker
+ * for every engine.
  *
  * A run is [Options.rounds] rounds. In each, every client's relay gets a schedule of its own (partitions both ways,
  * one way, healed one direction first, resets), and the round may stop or kill a worker JVM, restart the server
@@ -37,6 +38,8 @@ class FaultHarness(private val options: Options) {
     data class Options(
         val seed: Long,
         val rounds: Int,
+        /** "redis" or "postgres" ([FaultTarget]). */
+        val engine: String = "redis",
         /** Clients in this JVM, each with [coroutines] loops. */
         val clients: Int = 3,
         /** Worker JVMs, each one client with [coroutines] loops. */
@@ -49,6 +52,7 @@ class FaultHarness(private val options: Options) {
 
     /** What a run did and found. */
     class Report(
+        val engine: String,
         val seed: Long,
         val rounds: Int,
         val schedules: Int,
@@ -62,7 +66,7 @@ class FaultHarness(private val options: Options) {
         val violations: List<String> get() = roundViolations + verdict.violations
 
         override fun toString(): String = buildString {
-            append("seed $seed: $rounds rounds, $schedules link schedules, ${faults.values.sum()} faults (")
+            append("$engine, seed $seed: $rounds rounds, $schedules link schedules, ${faults.values.sum()} faults (")
             append(faults.entries.sortedBy { it.key }.joinToString { "${it.key} ${it.value}" })
             append("), ${tookMs / 1000} s; history: ")
             append(verdict.figures.entries.joinToString { "${it.key} ${it.value}" })
@@ -73,11 +77,14 @@ class FaultHarness(private val options: Options) {
 
     private val plan = Workload.Plan(
         semaphore = "harness-pool", permits = 3, lock = "harness-lock", coroutines = options.coroutines,
-        config = Plans.config(leaseMs = 800, renewMs = 200, ttlMs = 1200, heartbeatMs = 200, replicaAcks = 1, replicaTimeoutMs = 250),
+        config = Plans.config(
+            leaseMs = 800, renewMs = 200, ttlMs = 1200, heartbeatMs = 200, replicaAcks = if (options.engine == "redis") 1 else 0,
+            replicaTimeoutMs = 250,
+        ),
     )
 
-    /** A client's command timeout here (`?timeout=`): untimed calls on a cut link fail after it. */
-    private val query = "?timeout=1s"
+    /** A client's command (Redis) or socket (PostgreSQL) timeout here: untimed calls on a cut link fail after it. */
+    private val timeoutSeconds = 1
 
     private val history = History()
     private val stopped = CopyOnWriteArrayList<Stopped>()
@@ -92,13 +99,12 @@ class FaultHarness(private val options: Options) {
         options.log(what)
     }
 
-    private lateinit var master: LocalRedisServer
-    private lateinit var replica: LocalRedisServer
+    private lateinit var target: FaultTarget
     private val links = mutableListOf<FaultyLink>()
     private lateinit var checkerLink: FaultyLink
 
     private inner class InJvm(val name: String, val link: FaultyLink) {
-        val client: RedisSemaphoreClient = RedisSemaphoreClient.connect(link.uri + query)
+        val client: DistributedSemaphoreClient = FaultTarget.connect(options.engine, target.url(link.port, timeoutSeconds))
         val workload = Workload(name, client, plan, history::record, options.seed xor name.hashCode().toLong(), ::unexpected)
     }
 
@@ -109,7 +115,8 @@ class FaultHarness(private val options: Options) {
         val process: Process = ProcessBuilder(
             File(System.getProperty("java.home"), "bin/java").path, "-Xmx256m", "-XX:TieredStopAtLevel=1",
             "-cp", WorkerProcess.classPath(), HarnessWorker::class.java.name,
-            name, link.uri + query, "${options.seed xor name.hashCode().toLong()}", *Plans.args(plan).toTypedArray(),
+            name, options.engine, target.url(link.port, timeoutSeconds), "${options.seed xor name.hashCode().toLong()}",
+            *Plans.args(plan).toTypedArray(),
         ).redirectError(errors).start()
         private val ready = java.util.concurrent.CountDownLatch(1)
 
@@ -165,10 +172,9 @@ class FaultHarness(private val options: Options) {
             DebugProbes.enableCreationStackTraces = false
             DebugProbes.install()
         }
-        master = LocalRedisServer.start(appendOnly = true)
-        replica = LocalRedisServer.startReplica(master)
-        checkerLink = FaultyLink(master.port)
-        val checker = RedisSemaphoreClient.connect(checkerLink.uri + "?timeout=2s")
+        target = FaultTarget.start(options.engine)
+        checkerLink = FaultyLink(target.primaryPort)
+        val checker = FaultTarget.connect(options.engine, target.url(checkerLink.port, 2))
         val scope = CoroutineScope(SupervisorJob() + Dispatchers.Default)
         var worstQuiesce = 0L
         var worstPermits = 0L
@@ -176,14 +182,14 @@ class FaultHarness(private val options: Options) {
         var seen = 0
         try {
             repeat(options.clients) { i ->
-                val link = FaultyLink(master.port).also { links += it }
+                val link = FaultyLink(target.primaryPort).also { links += it }
                 inJvm += InJvm("c$i", link).also {
                     runBlocking { it.workload.warmUp() }
                     it.workload.start(scope)
                 }
             }
             repeat(options.workers) { i ->
-                val link = FaultyLink(master.port).also { links += it }
+                val link = FaultyLink(target.primaryPort).also { links += it }
                 generations[i] = 1
                 workers += Worker(i, link, 1)
             }
@@ -213,15 +219,14 @@ class FaultHarness(private val options: Options) {
             runCatching { checker.close() }
             links.forEach { it.close() }
             checkerLink.close()
-            runCatching { replica.close() }
-            runCatching { master.close() }
+            runCatching { target.close() }
         }
         // S2 allows the time between the hand-over and the workload's recording of it (a busy machine, a GC): half of
         // renewInterval. A grant handed over late (H1 broken) arrives with nothing left, or less than nothing.
         val verdict = Checker(plan.totals, minRemainingNanos = plan.config.renewInterval.inWholeNanoseconds / 2, timeoutSlackNanos = TIMEOUT_SLACK_MS * 1_000_000)
             .check(history.snapshot(), stopped)
         return Report(
-            options.seed, options.rounds, schedules, faults.mapValues { it.value.get() }, verdict, roundViolations,
+            options.engine, options.seed, options.rounds, schedules, faults.mapValues { it.value.get() }, verdict, roundViolations,
             start.elapsedNow().inWholeMilliseconds, worstQuiesce, worstPermits,
         )
     }
@@ -332,22 +337,18 @@ class FaultHarness(private val options: Options) {
 
     private fun restartServer() {
         count("server-restarted")
-        master.restart() // kill -9, then the same port and directory: the AOF keeps every write (fsync always)
+        target.restart() // kill -9, then the same port and directory: Redis's AOF (fsync always) or PostgreSQL's WAL keeps every write
     }
 
-    /** The master dies; its replica (which acknowledged every grant handed over) is promoted, and every link moves to it. */
+    /** The primary dies; its replica or standby (which confirmed every grant handed over) is promoted, and every link moves to it. */
     private fun failover() {
         count("failover")
-        val old = master
-        old.kill()
-        replica.promote()
-        master = replica
+        val port = target.failover()
         for (link in links + checkerLink) {
-            link.targetPort = master.port
+            link.targetPort = port
             link.reset()
         }
-        old.close()
-        replica = LocalRedisServer.startReplica(master)
+        target.replaceReplica()
     }
 
     /** Quiesces every client after the heal; every call under way must end within [LIVENESS_MS] (S5). Returns how long it took. */
@@ -386,7 +387,7 @@ class FaultHarness(private val options: Options) {
     private var dumped = false
 
     /** Once every client is quiet, every permit must come back within [PERMITS_BACK_MS] (S6). Returns how long it took. */
-    private fun permitsBack(round: Int, checker: RedisSemaphoreClient): Long = runBlocking {
+    private fun permitsBack(round: Int, checker: DistributedSemaphoreClient): Long = runBlocking {
         val start = TimeSource.Monotonic.markNow()
         val deadline = start + PERMITS_BACK_MS.milliseconds
         for ((name, total) in plan.totals) {

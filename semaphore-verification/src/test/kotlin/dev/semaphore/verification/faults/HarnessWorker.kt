@@ -1,6 +1,6 @@
 package dev.semaphore.verification.faults
 
-import dev.semaphore.redis.RedisSemaphoreClient
+import dev.semaphore.distributed.DistributedSemaphoreClient
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.SupervisorJob
@@ -14,7 +14,7 @@ import kotlin.system.exitProcess
  * stdout as lines ([Event.line]). Commands on stdin, one per line: QUIESCE (stop starting calls; prints IDLE once
  * none is under way), RESUME, STOP (closes the client and exits). The harness stops and kills this process as faults.
  *
- * Arguments: NAME URI SEED, and the plan: SEMAPHORE PERMITS LOCK COROUTINES LEASE_MS RENEW_MS TTL_MS HEARTBEAT_MS REPLICA_ACKS.
+ * Arguments: NAME ENGINE URL SEED, and the plan: SEMAPHORE PERMITS LOCK COROUTINES LEASE_MS RENEW_MS TTL_MS HEARTBEAT_MS REPLICA_ACKS.
  */
 object HarnessWorker {
     @JvmStatic
@@ -24,12 +24,12 @@ object HarnessWorker {
             out.println(line)
             out.flush()
         }
-        val (name, uri, seed) = args
-        val plan = Plans.parse(args.drop(3))
+        val (name, engine, uri, seed) = args
+        val plan = Plans.parse(args.drop(4))
         // Its link may be cut as it starts (a worker started after a kill): tries again, as an application would.
-        var connected: RedisSemaphoreClient? = null
-        while (connected == null) connected = runCatching { RedisSemaphoreClient.connect(uri) }.getOrNull() ?: run { Thread.sleep(100); null }
-        val client: RedisSemaphoreClient = connected
+        var connected: DistributedSemaphoreClient? = null
+        while (connected == null) connected = runCatching { FaultTarget.connect(engine, uri) }.getOrNull() ?: run { Thread.sleep(100); null }
+        val client: DistributedSemaphoreClient = connected
         val workload = Workload(name, client, plan, { say(it.line) }, seed.toLong()) { say("X " + it.replace('\n', '|')) }
         kotlinx.coroutines.runBlocking { workload.warmUp() }
         workload.start(CoroutineScope(SupervisorJob() + Dispatchers.Default))

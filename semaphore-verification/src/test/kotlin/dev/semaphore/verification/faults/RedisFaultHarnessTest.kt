@@ -14,7 +14,7 @@ class RedisFaultHarnessTest {
     @Test
     fun `seeded faults against several clients and worker JVMs, every history checked, no violation`() {
         val scale = System.getProperty("stress.scale")?.toIntOrNull() ?: 1
-        val options = FaultHarnessMain.options(defaultRounds = 8 * scale)
+        val options = FaultHarnessMain.options(defaultRounds = 8 * scale, engine = "redis")
         println("fault harness: seed ${options.seed}, ${options.rounds} rounds (replay: ${FaultHarnessMain.replay(options)})")
         val report = FaultHarness(options).run()
         println("fault harness: $report")

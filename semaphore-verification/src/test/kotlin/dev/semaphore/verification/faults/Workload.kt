@@ -1,7 +1,7 @@
 package dev.semaphore.verification.faults
 
 import dev.semaphore.distributed.Lease
-import dev.semaphore.redis.RedisSemaphoreClient
+import dev.semaphore.distributed.DistributedSemaphoreClient
 import dev.semaphore.distributed.DistributedConfig
 import dev.semaphore.distributed.async.AsyncDistributedLock
 import dev.semaphore.distributed.async.AsyncDistributedSemaphore
@@ -31,7 +31,7 @@ import kotlin.time.Duration.Companion.milliseconds
 class Workload(
     /** Names this client in the history ("c3", "w1-2"): the prefix of its calls' ids. */
     private val client: String,
-    private val redis: RedisSemaphoreClient,
+    private val distributed: DistributedSemaphoreClient,
     private val plan: Plan,
     private val record: (Event) -> Unit,
     seed: Long,
@@ -59,8 +59,8 @@ class Workload(
      * which on a busy machine takes longer than a timed call's bound (S4 is about the client, not about class loading).
      */
     suspend fun warmUp() {
-        val s = redis.semaphore(plan.semaphore, plan.permits, plan.config)
-        val lock = redis.lock(plan.lock, plan.config)
+        val s = distributed.semaphore(plan.semaphore, plan.permits, plan.config)
+        val lock = distributed.lock(plan.lock, plan.config)
         runCatching { s.tryAcquire(100.milliseconds)?.let { s.release(it) } }
         runCatching { s.withPermit { } }
         runCatching { lock.tryLock(100.milliseconds)?.let { lock.unlock(it) } }
@@ -118,8 +118,8 @@ class Workload(
         val onLock = random.nextInt(3) == 0
         val name = if (onLock) plan.lock else plan.semaphore
         val permits = if (onLock || random.nextInt(4) != 0) 1 else 2
-        val lock = redis.lock(plan.lock, plan.config)
-        val s = redis.semaphore(plan.semaphore, plan.permits, plan.config)
+        val lock = distributed.lock(plan.lock, plan.config)
+        val s = distributed.semaphore(plan.semaphore, plan.permits, plan.config)
         val timeoutMs = random.nextLong(50, 1500)
         val op = when (random.nextInt(10)) {
             0, 1 -> "acquire"
