@@ -11,7 +11,8 @@
 -- Every function is one statement of its caller, so one round trip and one short transaction in autocommit mode;
 -- every one that changes a semaphore first locks its row, and only then the rows of its requests, so one semaphore's
 -- operations run one at a time, never wait on each other in a cycle, and different semaphores' never wait on each
--- other. Time is the server's (P1): clock_timestamp(), read once per call.
+-- other. Time is the server's (P1): clock_timestamp(), read once the call holds its semaphore's row (a time read
+-- before a wait for the lock would give a grant made after the wait a lease that ends early by the wait).
 --
 -- Flat tables by construction (P10): no row is inserted or deleted per acquisition. A semaphore's requests live in
 -- slots, rows that are updated in place and reused (a free list threads its free slots, so finding one is one
@@ -228,7 +229,7 @@ BEGIN
     IF s.idle_ms < p_idle_ms THEN
         UPDATE ${schema}.${prefix}semaphores x SET idle_ms = p_idle_ms WHERE x.name = p_name;
     END IF;
-    PERFORM ${schema}.${prefix}purge(p_name, p_now);
+    PERFORM ${schema}.${prefix}purge(p_name, clock_timestamp()); -- P1: read with the row locked (p_now may predate the lock)
     SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name;
     RETURN s;
 END $$;
@@ -283,8 +284,10 @@ BEGIN
         PERFORM ${schema}.${prefix}check_input(p_name, NULL, p_permits, ARRAY[p_idle_ms, p_lease_ms, p_ttl_ms]);
     END IF;
     SELECT * INTO s FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR NO KEY UPDATE;
+    now_ts := clock_timestamp(); -- P1: once the row is locked
     IF NOT FOUND OR p_retry OR s.queued <> 0 OR s.free < p_permits OR s.idle_ms < p_idle_ms THEN
         s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, now_ts);
+        now_ts := clock_timestamp(); -- P1: open() may have waited for the lock
         IF p_retry THEN
             SELECT q.slot INTO slot FROM ${schema}.${prefix}requests q
                 WHERE q.semaphore = p_name AND q.id = p_id AND q.state <> 'F';
@@ -341,6 +344,7 @@ DECLARE
 BEGIN
     PERFORM ${schema}.${prefix}check_input(p_name, NULL, NULL, ARRAY[p_idle_ms, p_ttl_ms]);
     s := ${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts);
+    now_ts := clock_timestamp(); -- P1: once the row is locked
     IF s.name IS NOT NULL THEN
         UPDATE ${schema}.${prefix}requests q SET deadline = now_ts + p_ttl_ms * interval '1 millisecond'
             FROM unnest(p_ids, p_slots) AS u(uid, uslot)
@@ -394,6 +398,8 @@ DECLARE
 BEGIN
     PERFORM ${schema}.${prefix}check_input(p_name, NULL, p_permits, ARRAY[p_idle_ms, p_lease_ms]);
     -- The semaphore's row first (see release); its expiry moves even if the lease turns out to be gone (harmless).
+    PERFORM 1 FROM ${schema}.${prefix}semaphores x WHERE x.name = p_name FOR NO KEY UPDATE;
+    now_ts := clock_timestamp(); -- P1: once the row is locked
     UPDATE ${schema}.${prefix}semaphores x
         SET expires_at = greatest(x.expires_at, now_ts + (p_lease_ms + greatest(x.idle_ms, p_idle_ms)) * interval '1 millisecond')
         WHERE x.name = p_name;
@@ -425,6 +431,7 @@ BEGIN
     kind := 'U';
     slot := p_slot;
     IF (${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts)).name IS NULL THEN RETURN; END IF;
+    now_ts := clock_timestamp(); -- P1: once the row is locked
     SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.slot = p_slot AND q.id = p_id;
     IF NOT FOUND OR r.state = 'F' THEN RETURN; END IF;
     IF r.state = 'Q' THEN
@@ -464,6 +471,7 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
     s := ${schema}.${prefix}open(p_name, p_total, p_idle_ms, now_ts);
+    now_ts := clock_timestamp(); -- P1: once the row is locked
     IF p_resize_id = ANY (s.resized) THEN RETURN s.total; END IF;
     new_total := CASE p_mode WHEN 'add' THEN s.total::bigint + p_n WHEN 'reduce' THEN s.total - p_n ELSE p_n END;
     IF new_total > 2147483647 THEN

@@ -76,18 +76,6 @@ object Worker {
                     say("QUEUED")
                 }
             }
-            "demo" -> {
-                val leaseTime = args[4].toLong().milliseconds
-                val s = client.semaphore(name, total.toInt(), DistributedConfig(leaseTime = leaseTime, heartbeatInterval = 100.milliseconds))
-                while (true) {
-                    s.withPermit { lease ->
-                        say("HOLDS ${lease.fencingToken}")
-                        delay(800)
-                        say("RELEASES ${lease.fencingToken}")
-                    }
-                    delay(50)
-                }
-            }
             "take" -> take(
                 client.semaphore(name, total.toInt(), DistributedConfig(leaseTime = args[5].toLong().milliseconds)) as SemaphoreHandle,
                 args[4].toInt(),

@@ -6,7 +6,7 @@ import kotlin.system.exitProcess
  * Replays a run of the fault harness from its seed (the faults of each round follow from the seed; the clients'
  * timing does not, as on any real network):
  *
- *     mvn -B -q -pl semaphore-verification -am test-compile exec:java -Ddemo.skip=true -Dfaults.engine=ENGINE -Dfaults.seed=SEED -Dfaults.rounds=ROUNDS
+ *     mvn -B -q -pl semaphore-verification -am test-compile exec:java -Dfaults.engine=ENGINE -Dfaults.seed=SEED -Dfaults.rounds=ROUNDS
  *
  * Exits with 1 if it finds a violation.
  */
@@ -19,7 +19,7 @@ object FaultHarnessMain {
     )
 
     fun replay(options: FaultHarness.Options): String =
-        "mvn -B -q -pl semaphore-verification -am test-compile exec:java -Ddemo.skip=true -Dfaults.engine=${options.engine} " +
+        "mvn -B -q -pl semaphore-verification -am test-compile exec:java -Dfaults.engine=${options.engine} " +
             "-Dfaults.seed=${options.seed} -Dfaults.rounds=${options.rounds}"
 
     @JvmStatic

@@ -5,8 +5,8 @@ import org.junit.jupiter.api.Test
 import java.io.File
 
 /**
- * The fault harness against semaphore-redis ([FaultHarness]): a short run in the default build (8 rounds, about a
- * minute), five times as many rounds under `-Pstress`. The seed is random unless `-Dfaults.seed=` sets it; a failing
+ * The fault harness against semaphore-redis ([FaultHarness]): a short run in the default build (6 rounds: one of each
+ * process fault; beside [PostgresFaultHarnessTest], in a JVM of its own), five times as many rounds under `-Pstress`. The seed is random unless `-Dfaults.seed=` sets it; a failing
  * run prints its seed and the command that replays it ([FaultHarnessMain]). The report also goes to
  * target/fault-harness.txt.
  */
@@ -14,7 +14,7 @@ class RedisFaultHarnessTest {
     @Test
     fun `seeded faults against several clients and worker JVMs, every history checked, no violation`() {
         val scale = System.getProperty("stress.scale")?.toIntOrNull() ?: 1
-        val options = FaultHarnessMain.options(defaultRounds = 8 * scale, engine = "redis")
+        val options = FaultHarnessMain.options(defaultRounds = 6 * scale, engine = "redis")
         println("fault harness: seed ${options.seed}, ${options.rounds} rounds (replay: ${FaultHarnessMain.replay(options)})")
         val report = FaultHarness(options).run()
         println("fault harness: $report")

@@ -1,6 +1,5 @@
 package dev.semaphore.redis
 
-import dev.semaphore.distributed.*
 
 import java.util.concurrent.TimeUnit
 
