@@ -27,6 +27,7 @@ import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.isActive
 import kotlinx.coroutines.launch
 import java.security.SecureRandom
 import java.util.concurrent.ConcurrentHashMap
@@ -459,13 +460,16 @@ public abstract class DistributedSemaphoreClient @EngineApi protected constructo
 
     /**
      * Runs [call] (an engine's call), unless this client is closed: then throws SemaphoreClosedException without
-     * calling; a failure that comes after [close] is one too (with the failure as its cause).
+     * calling; a failure that comes after [close] is one too (with the failure as its cause), and so is a cancellation
+     * of the call by [close] while its caller is not cancelled.
      */
-    internal inline fun <T> call(call: () -> T): T {
+    internal suspend inline fun <T> call(call: () -> T): T {
         if (closed) throw closedException()
         try {
             return call()
         } catch (e: kotlinx.coroutines.CancellationException) {
+            // An engine's call that [close] cancelled (its background work) while the caller itself goes on.
+            if (closed && kotlin.coroutines.coroutineContext.isActive) throw closedException(e)
             throw e
         } catch (e: Exception) {
             if (closed && e !is IllegalArgumentException) throw closedException(e)

@@ -10,6 +10,8 @@ class PostgresConformanceSpec : DistributedConformanceSpec({
         val server = LocalPostgresServer.start()
         override val engine = "postgres"
         override fun client(): DistributedSemaphoreClient = PostgresSemaphoreClient.connect(server.url)
+        override val url: String get() = server.url
+        override val clientClass: String = PostgresSemaphoreClient::class.java.name
         override fun close() = server.close()
     }
 })

@@ -10,6 +10,8 @@ class RedisConformanceSpec : DistributedConformanceSpec({
         val server = LocalRedisServer.start()
         override val engine = "redis"
         override fun client(): DistributedSemaphoreClient = RedisSemaphoreClient.connect(server.uri)
+        override val url: String get() = server.uri
+        override val clientClass: String = RedisSemaphoreClient::class.java.name
         override fun close() = server.close()
     }
 })

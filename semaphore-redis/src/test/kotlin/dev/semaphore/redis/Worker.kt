@@ -11,19 +11,12 @@ import kotlin.system.exitProcess
 import kotlin.time.Duration.Companion.milliseconds
 
 /**
- * A separate JVM for the multi-process tests (MultiProcessSpec starts it with the test class path).
+ * A separate JVM for the Redis specs that need another process (LeaseKeepingSpec, ResizeAndDeleteSpec, InspectSpec; the
+ * multi-process checks both engines pass are the conformance suite's, ConformanceWorker).
  * Prints one line per event on stdout; the parent reads them.
  *
- *   history URI NAME TOTAL COROUTINES ROUNDS
- *       each coroutine acquires 1 or 2 permits, holds them a few ms, releases; per grant it prints
- *       "LEASE token permits queueNumber lastTokenAtRelease", then "DONE".
- *   hold URI NAME TOTAL LEASE_MS
- *       holds 1 permit in withPermit (renewed) and prints "HELD token"; if the lease is lost it prints
- *       "LOST message" and exits with 3.
  *   wait URI NAME TOTAL
  *       queues for 1 permit and prints "QUEUED" once the request is in line (then "GOT token").
- *   demo URI NAME TOTAL LEASE_MS
- *       forever: holds 1 permit for 800 ms in withPermit, printing "HOLDS token" and "RELEASES token".
  *   take URI NAME TOTAL PERMITS LEASE_MS HOLD [START]
  *       takes PERMITS permits with acquire() (not withPermit: the client renews the lease by itself)
  *       from a handle configured with TOTAL and a lease time of LEASE_MS, and prints
@@ -39,35 +32,6 @@ object Worker {
         val (mode, uri, name, total) = args
         val client = RedisSemaphoreClient.connect(uri)
         when (mode) {
-            "history" -> {
-                val s = client.semaphore(name, total.toInt()) as SemaphoreHandle
-                coroutineScope {
-                    repeat(args[4].toInt()) {
-                        launch {
-                            repeat(args[5].toInt()) {
-                                val lease = s.acquire(if (total.toInt() > 1 && Random.nextInt(4) == 0) 2 else 1)
-                                delay(Random.nextLong(1, 5))
-                                val last = s.releaseReportingLastToken(lease)
-                                say("LEASE ${lease.fencingToken} ${lease.permits} ${lease.queueNumber} $last")
-                            }
-                        }
-                    }
-                }
-                say("DONE")
-            }
-            "hold" -> {
-                val leaseTime = args[4].toLong().milliseconds
-                val s = client.semaphore(name, total.toInt(), DistributedConfig(leaseTime = leaseTime))
-                try {
-                    s.withPermit { lease ->
-                        say("HELD ${lease.fencingToken}")
-                        delay(Long.MAX_VALUE)
-                    }
-                } catch (e: LeaseLostException) {
-                    say("LOST ${e.message}")
-                    exitProcess(3)
-                }
-            }
             "wait" -> {
                 val s = client.semaphore(name, total.toInt(), DistributedConfig(waiterTimeToLive = 1000.milliseconds, heartbeatInterval = 200.milliseconds))
                 coroutineScope {

@@ -52,6 +52,10 @@ interface ServerUnderTest : AutoCloseable {
 
     /** A new client on the server (the suite closes it). */
     fun client(): DistributedSemaphoreClient
+
+    /** The server's URL, and the client class whose static `connect(String)` takes it: for the worker JVMs ([ConformanceWorker]). */
+    val url: String
+    val clientClass: String
 }
 
 /** The suite; [start] starts the engine's server once per spec. */
@@ -328,6 +332,113 @@ abstract class DistributedConformanceSpec(start: () -> ServerUnderTest) : FunSpe
             shouldThrow<SemaphoreClosedException> { c.semaphore(name, 1) }
             a.semaphore(name, 1).release(held)
             awaitQueue(a.semaphore(name, 1), 0) // its request left the line (or was dropped after its heartbeats stopped)
+        }
+
+        test("${server.engine}: 3 JVMs x 10 coroutines x 10 rounds on 3 permits: never more than 3 held, FIFO grants, everything back") {
+            val name = name("history")
+            val total = 3
+            val workers = (1..3).map { ConformanceWorkerProcess(server.clientClass, server.url, "history", name, "$total", "10", "10") }
+            val leases = mutableListOf<List<Long>>() // token, permits, queueNumber, last token at release
+            try {
+                for (w in workers) {
+                    while (true) {
+                        val line = w.next("")
+                        if (line == "DONE") break
+                        if (line.startsWith("LEASE ")) leases += line.removePrefix("LEASE ").split(' ').map { it.toLong() }
+                    }
+                    w.exitCode() shouldBe 0
+                }
+            } finally {
+                workers.forEach { it.close() }
+            }
+            leases.size shouldBe 300
+            // A lease was held from the grant of its own token to the last grant before its release: at the grant of
+            // every token, the leases whose interval covers it hold at most the total.
+            val grants = leases.map { it[0] }.sorted()
+            grants.zipWithNext().forEach { (x, y) -> y shouldBeGreaterThan x } // tokens are unique
+            for (x in grants) {
+                val held = leases.filter { it[0] <= x && x <= it[3] }.sumOf { it[1] }
+                check(held <= total) { "at the grant of token $x, $held permits were held (total $total)" }
+            }
+            // A request queued before another is granted before it (a lower token), across the JVMs.
+            val queued = leases.filter { it[2] > 0 }.sortedBy { it[2] }
+            queued.zipWithNext().forEach { (x, y) ->
+                check(y[0] > x[0]) { "request ${x[2]} was granted token ${x[0]}, but the later request ${y[2]} got ${y[0]} before it" }
+            }
+            queued.size shouldBeGreaterThan 30 // the run was contended
+            val s = a.semaphore(name, total)
+            s.availablePermits() shouldBe total
+            s.queueLength() shouldBe 0
+        }
+
+        test("${server.engine}: kill -9 of a holder: its permit comes back when its lease ends, not before, to the next in line, with a higher token") {
+            val name = name("killed-holder")
+            val leaseMs = 1500L
+            ConformanceWorkerProcess(server.clientClass, server.url, "hold", name, "$leaseMs").use { holder ->
+                val token = holder.next("HELD ").substringAfter(' ').toLong()
+                val s = a.semaphore(name, 1, DistributedConfig(leaseTime = 5.seconds, waiterTimeToLive = 1.seconds, heartbeatInterval = 100.milliseconds))
+                coroutineScope {
+                    val next = async { s.acquire() }
+                    awaitQueue(s, 1)
+                    val killedAt = TimeSource.Monotonic.markNow()
+                    holder.signal("KILL")
+                    val lease = withTimeout(20.seconds) { next.await() }
+                    val waited = killedAt.elapsedNow()
+                    lease.fencingToken shouldBeGreaterThan token
+                    // The holder's lease had between leaseTime - renewInterval and leaseTime left when it died (K2).
+                    waited shouldBeGreaterThan (leaseMs - leaseMs / 3 - 100).milliseconds
+                    waited shouldBeLessThan (leaseMs + 2000).milliseconds // its lease, a heartbeat, slack
+                    s.release(lease)
+                }
+                s.availablePermits() shouldBe 1
+            }
+        }
+
+        test("${server.engine}: SIGSTOP of a holder past its lease: the next holder gets a higher token; the paused one is told when it wakes") {
+            val name = name("paused-holder")
+            ConformanceWorkerProcess(server.clientClass, server.url, "hold", name, "1000").use { holder ->
+                val token = holder.next("HELD ").substringAfter(' ').toLong()
+                holder.signal("STOP")
+                try {
+                    val s = a.semaphore(name, 1)
+                    val lease = withTimeout(20.seconds) { s.acquire() } // after the paused holder's lease ran out
+                    lease.fencingToken shouldBeGreaterThan token
+                    holder.signal("CONT")
+                    // Told by the server ("can no longer be renewed"), or by its own clock first, if it woke after its
+                    // lease's expiry as last told ("expired before a renewal reached the server").
+                    val lost = holder.next("LOST ")
+                    check("can no longer be renewed" in lost || "expired before a renewal reached the server" in lost) { lost }
+                    holder.exitCode() shouldBe 3
+                    s.availablePermits() shouldBe 0 // still ours: the paused holder's late release changed nothing
+                    s.release(lease)
+                    s.availablePermits() shouldBe 1
+                } finally {
+                    if (holder.process.isAlive) holder.signal("CONT")
+                }
+            }
+        }
+
+        test("${server.engine}: kill -9 of a waiting JVM: its request leaves the line after its time to live; the next is served") {
+            val name = name("killed-waiter")
+            // The held lease outlasts the worker JVM's start on a loaded machine: this test is about the waiter.
+            val s = a.semaphore(name, 1, DistributedConfig(leaseTime = 60.seconds, waiterTimeToLive = 1.seconds, heartbeatInterval = 100.milliseconds))
+            val held = s.acquire()
+            ConformanceWorkerProcess(server.clientClass, server.url, "wait", name).use { waiter ->
+                waiter.next("QUEUED")
+                coroutineScope {
+                    val behind = async { s.acquire() }
+                    awaitQueue(s, 2) // the worker, then `behind`
+                    val killedAt = TimeSource.Monotonic.markNow()
+                    waiter.signal("KILL")
+                    awaitQueue(s, 1) // dropped: no heartbeat
+                    killedAt.elapsedNow() shouldBeLessThan 3.seconds // its time to live, our heartbeat, slack
+                    s.release(held)
+                    val lease = withTimeout(5.seconds) { behind.await() }
+                    s.queueLength() shouldBe 0
+                    s.release(lease)
+                }
+                s.availablePermits() shouldBe 1
+            }
         }
 
         test("${server.engine}: the exception types are the shared ones") {
