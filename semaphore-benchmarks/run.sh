@@ -12,6 +12,9 @@
 #   run.sh readwrite        # readwrite/ only, with the full settings
 #   run.sh readmostly       # readmostly/ only: readwrite/'s read-mostly rows again, with 6 forks
 #   run.sh distributed      # distributed/: semaphore-redis vs Redisson on a local redis-server, in rounds
+#   run.sh postgres         # postgres/: semaphore-postgres vs the pg_try_advisory_lock recipe and Spring's JdbcLockRegistry
+#                           # on a local PostgreSQL, and ours on a local redis-server; then PostgresPeersReport (server cost)
+#   run.sh postgres-smoke   # the same with tiny sizes into target/smoke-postgres/ (docs/ untouched): checks that it runs
 #   run.sh diagnostics [REF]  # diagnostics/: 8 paired rounds of REF's jar (default bc8bd15) and this tree's, with
 #                           # diagnostics off, each JMH run on a quiet machine (no other java or Maven process busy,
 #                           # load below 1.5; a disturbed round is measured again), then DiagnosticsBenchmark
@@ -87,11 +90,13 @@ case "$mode" in
     ;;
   distributed)
     ;;
+  postgres|postgres-smoke)
+    ;;
   diagnostics)
     before_ref="${2:-bc8bd15}"
     ;;
   *)
-    echo "usage: $0 quick|full|smoke|cycles|contended|distributed|readwrite|readmostly|diagnostics [REF]" >&2
+    echo "usage: $0 quick|full|smoke|cycles|contended|distributed|postgres|postgres-smoke|readwrite|readmostly|diagnostics [REF]" >&2
     exit 2
     ;;
 esac
@@ -164,6 +169,50 @@ if [ "$mode" = distributed ]; then
   redis_bin="${REDIS_SERVER:-$(command -v redis-server || true)}"
   server_version="$( { [ -n "$redis_bin" ] && "$redis_bin" --version | cut -d' ' -f1-3; } 2>/dev/null || echo "the redis-server build of embedded-redis")"
   run_txt "$dist" "\`run.sh distributed\` against $server_version on a loopback port"
+  report
+  exit 0
+fi
+
+if [ "$mode" = postgres ] || [ "$mode" = postgres-smoke ]; then
+  # semaphore-postgres vs its peers on a local PostgreSQL (one per JMH fork, as semaphore-postgres's tests start it), and
+  # ours on a local redis-server, in the same run. The uncontended rows in rounds, each running every implementation once
+  # (1 fork, a fresh server), as run.sh distributed does (round trips vary more from minute to minute than within one);
+  # the contended rows (PostgresContendedBenchmark, PostgresContendedLockBenchmark) with a second JVM as the load.
+  if [ "$mode" = postgres-smoke ]; then
+    rm -rf "$here/target/smoke-postgres" && mkdir -p "$here/target/smoke-postgres" && cp -r "$results" "$here/target/smoke-postgres/results"
+    results="$here/target/smoke-postgres/results"
+    report_md="$here/target/smoke-postgres/benchmarks.md"
+    rounds=2
+    uncontended=(-f 1 -wi 1 -i 2 -w 1s -r 1s)
+    contended=(-f 1 -wi 1 -i 2 -w 1s -r 1s)
+    cost=(--rounds 2 --batch 20 --cycles 2)
+    pg_text="tiny sizes (2 rounds of 1 warm-up + 2 iterations; cost: 2 rounds of 20): checks that everything runs; the figures are NOT meaningful"
+  else
+    rounds=6
+    uncontended=(-f 1 -wi 5 -i 10 -w 1s -r 1s)
+    contended=(-f 2 -wi 3 -i 8 -w 2s -r 2s)
+    cost=()
+    pg_text="every parameter"
+  fi
+  pg="$results/postgres"
+  rm -rf "$pg"
+  mkdir -p "$pg"
+  for round in $(seq 1 "$rounds"); do
+    echo "== PostgreSQL, uncontended: round $round of $rounds"
+    java -jar "$jar" 'dev.semaphore.benchmarks.distributed.PostgresUncontended' "${uncontended[@]}" \
+      -rf json -rff "$pg/uncontended-$round.json"
+  done
+  echo "== PostgreSQL, contended: 2 JVMs x 100 workers"
+  java -jar "$jar" 'dev.semaphore.benchmarks.distributed.PostgresContended' "${contended[@]}" -rf json -rff "$pg/contended.json"
+  echo "== PostgreSQL, server cost per acquisition (PostgresPeersReport)"
+  java -cp "$jar" dev.semaphore.benchmarks.distributed.PostgresPeersReport ${cost[@]+"${cost[@]}"} --out "$pg"
+  # The servers the benchmarks ran: LocalPostgresServer takes $PG_BIN, else the newest /usr/lib/postgresql/*/bin, else
+  # postgres on the PATH; LocalRedisServer takes $REDIS_SERVER, else redis-server on the PATH, else embedded-redis's build.
+  pg_bin="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
+  pg_version="$( { { [ -n "$pg_bin" ] && "$pg_bin/postgres" --version; } 2>/dev/null || postgres --version 2>/dev/null || echo "postgres"; } | sed 's/^postgres (PostgreSQL)/PostgreSQL/')"
+  redis_bin="${REDIS_SERVER:-$(command -v redis-server || true)}"
+  server_version="$( { [ -n "$redis_bin" ] && "$redis_bin" --version | cut -d' ' -f1-3; } 2>/dev/null || echo "the redis-server build of embedded-redis")"
+  run_txt "$pg" "\`run.sh $mode\`: $pg_text; against $pg_version and $server_version on loopback ports, at $(git -C "$root" rev-parse --short HEAD)"
   report
   exit 0
 fi

@@ -4,6 +4,7 @@
  */
 package dev.semaphore.benchmarks.distributed
 
+import dev.semaphore.distributed.DistributedSemaphoreClient
 import dev.semaphore.distributed.Lease
 import dev.semaphore.redis.RedisSemaphoreClient
 import dev.semaphore.distributed.asSemaphore
@@ -42,10 +43,15 @@ abstract class Peer(val impl: String) : AutoCloseable {
     abstract override fun close() // without AutoCloseable's `throws Exception`, for Java callers
 }
 
-/** Our DistributedSemaphore (or DistributedLock, "oursLock"): suspending calls, a coroutine per worker. */
-class OursPeer(uri: String, impl: String, name: String, permits: Int) : Peer(impl) {
-    private val client = RedisSemaphoreClient.connect(uri)
-    private val semaphore = if (impl == "oursLock") client.lock(name).asSemaphore() else client.semaphore(name, permits)
+/**
+ * Our DistributedSemaphore (or DistributedLock, for an [impl] ending in "Lock") on [client] (either engine), closed with
+ * this peer: suspending calls, a coroutine per worker.
+ */
+class OursPeer(private val client: DistributedSemaphoreClient, impl: String, name: String, permits: Int) : Peer(impl) {
+    /** On Redis, at [uri]. */
+    constructor(uri: String, impl: String, name: String, permits: Int) : this(RedisSemaphoreClient.connect(uri), impl, name, permits)
+
+    private val semaphore = if (impl.endsWith("Lock")) client.lock(name).asSemaphore() else client.semaphore(name, permits)
 
     override fun acquire(): Any = runBlocking { semaphore.acquire() }
     override fun release(held: Any) = runBlocking { semaphore.release(held as Lease) }
