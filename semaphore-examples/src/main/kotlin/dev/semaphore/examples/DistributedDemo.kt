@@ -7,12 +7,9 @@ import dev.semaphore.postgres.LocalPostgresServer
 import dev.semaphore.postgres.PostgresSemaphoreClient
 import dev.semaphore.redis.LocalRedisServer
 import dev.semaphore.redis.RedisSemaphoreClient
+import dev.semaphore.testing.JvmProcess
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
-import java.io.File
-import java.io.IOException
-import java.net.URLClassLoader
-import java.util.concurrent.LinkedBlockingQueue
 import kotlin.system.exitProcess
 import kotlin.time.Duration.Companion.milliseconds
 
@@ -177,45 +174,4 @@ object DistributedDemoWorker {
 }
 
 /** A [DistributedDemoWorker] in its own JVM; its stdout lines are collected as they come. */
-private class DemoProcess(vararg args: String) : AutoCloseable {
-    private val errors: File = File.createTempFile("demo-worker-", ".err")
-    val process: Process = ProcessBuilder(
-        File(System.getProperty("java.home"), "bin/java").path, "-Xmx256m",
-        "-cp", classPath(), DistributedDemoWorker::class.java.name, *args,
-    ).redirectError(errors).start()
-    val lines = LinkedBlockingQueue<String>()
-
-    @Volatile
-    private var closing = false
-
-    init {
-        Thread {
-            try {
-                process.inputStream.bufferedReader().forEachLine { lines.add(it) }
-            } catch (e: IOException) {
-                if (!closing) throw e // close() closes the stream under a blocked read: expected there only
-            }
-        }.apply { isDaemon = true }.start()
-    }
-
-    fun signal(signal: String) {
-        check(ProcessBuilder("kill", "-$signal", "${process.pid()}").start().waitFor() == 0) { "kill -$signal failed" }
-    }
-
-    override fun close() {
-        closing = true
-        process.destroyForcibly().waitFor()
-        errors.delete()
-    }
-
-    private companion object {
-        /** The class path of the class loader that `mvn exec:java` made for the demo, else this JVM's. */
-        fun classPath(): String {
-            val loader = Thread.currentThread().contextClassLoader
-            if (loader is URLClassLoader && loader.urLs.isNotEmpty()) {
-                return loader.urLs.joinToString(File.pathSeparator) { File(it.toURI()).path }
-            }
-            return System.getProperty("java.class.path")
-        }
-    }
-}
+private class DemoProcess(vararg args: String) : JvmProcess(DistributedDemoWorker::class.java.name, args.toList())

@@ -5,14 +5,11 @@ import dev.semaphore.distributed.DistributedSemaphoreClient
 import dev.semaphore.distributed.LeaseLostException
 import dev.semaphore.distributed.SemaphoreHandle
 import dev.semaphore.distributed.withPermit
+import dev.semaphore.testing.JvmProcess
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
-import java.io.File
-import java.io.IOException
-import java.util.concurrent.LinkedBlockingQueue
-import java.util.concurrent.TimeUnit
 import kotlin.random.Random
 import kotlin.system.exitProcess
 import kotlin.time.Duration.Companion.milliseconds
@@ -85,52 +82,6 @@ object ConformanceWorker {
     }
 }
 
-/** A [ConformanceWorker] in its own JVM (the test's class path); its stdout lines are collected as they come. */
-class ConformanceWorkerProcess(vararg args: String) : AutoCloseable {
-    private val errors: File = File.createTempFile("conformance-worker-", ".err")
-    val process: Process = ProcessBuilder(
-        File(System.getProperty("java.home"), "bin/java").path, "-Xmx256m", "-XX:TieredStopAtLevel=1",
-        "-cp", System.getProperty("java.class.path"), ConformanceWorker::class.java.name, *args,
-    ).redirectError(errors).start()
-    private val lines = LinkedBlockingQueue<String>()
-
-    @Volatile
-    private var closing = false
-
-    init {
-        Thread {
-            try {
-                process.inputStream.bufferedReader().forEachLine { lines.add(it) }
-            } catch (e: IOException) {
-                if (!closing) throw e // close() closes the stream under a blocked read: expected there only
-            }
-        }.apply { isDaemon = true }.start()
-    }
-
-    /** The next line starting with [prefix] (lines before it are dropped), waiting at most [seconds]. */
-    fun next(prefix: String, seconds: Long = 60): String {
-        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
-        while (true) {
-            val left = deadline - System.nanoTime()
-            val line = lines.poll(maxOf(left, 0), TimeUnit.NANOSECONDS)
-                ?: error("no \"$prefix\" line from the worker within $seconds s; its stderr: ${errors.readText().take(4000)}")
-            if (line.startsWith(prefix)) return line
-        }
-    }
-
-    fun exitCode(seconds: Long = 60): Int {
-        check(process.waitFor(seconds, TimeUnit.SECONDS)) { "the worker did not exit within $seconds s" }
-        return process.exitValue()
-    }
-
-    /** Sends [signal] ("KILL", "STOP", "CONT") to the process. */
-    fun signal(signal: String) {
-        check(ProcessBuilder("kill", "-$signal", "${process.pid()}").start().waitFor() == 0) { "kill -$signal failed" }
-    }
-
-    override fun close() {
-        closing = true
-        process.destroyForcibly().waitFor()
-        errors.delete()
-    }
-}
+/** A [ConformanceWorker] in its own JVM (the test's class path). */
+class ConformanceWorkerProcess(vararg args: String) :
+    JvmProcess(ConformanceWorker::class.java.name, args.toList(), listOf("-Xmx256m", "-XX:TieredStopAtLevel=1"))

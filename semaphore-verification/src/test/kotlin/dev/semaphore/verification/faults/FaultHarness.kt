@@ -2,7 +2,7 @@ package dev.semaphore.verification.faults
 
 import dev.semaphore.distributed.DistributedSemaphoreClient
 import dev.semaphore.redis.FaultyLink
-import dev.semaphore.redis.WorkerProcess
+import dev.semaphore.testing.JvmProcess
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.SupervisorJob
@@ -114,7 +114,7 @@ class FaultHarness(private val options: Options) {
         private val errors: File = File.createTempFile("harness-worker-", ".err")
         val process: Process = ProcessBuilder(
             File(System.getProperty("java.home"), "bin/java").path, "-Xmx256m", "-XX:TieredStopAtLevel=1",
-            "-cp", WorkerProcess.classPath(), HarnessWorker::class.java.name,
+            "-cp", JvmProcess.classPath(), HarnessWorker::class.java.name,
             name, options.engine, target.url(link.port, timeoutSeconds), "${options.seed xor name.hashCode().toLong()}",
             *Plans.args(plan).toTypedArray(),
         ).redirectError(errors).start()

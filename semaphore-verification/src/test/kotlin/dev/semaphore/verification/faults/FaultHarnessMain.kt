@@ -22,6 +22,24 @@ object FaultHarnessMain {
         "mvn -B -q -pl semaphore-verification -am test-compile exec:java -Dfaults.engine=${options.engine} " +
             "-Dfaults.seed=${options.seed} -Dfaults.rounds=${options.rounds}"
 
+    /**
+     * A default build's run on [engine] ([rounds] times -Dstress.scale rounds), its report printed and appended to
+     * target/fault-harness.txt; fails, naming the seed and the command that replays it, if a violation was found.
+     */
+    fun runAndCheck(engine: String, rounds: Int) {
+        val scale = System.getProperty("stress.scale")?.toIntOrNull() ?: 1
+        val options = options(defaultRounds = rounds * scale, engine = engine)
+        println("fault harness: seed ${options.seed}, ${options.rounds} rounds (replay: ${replay(options)})")
+        val report = FaultHarness(options).run()
+        println("fault harness: $report")
+        java.io.File("target").mkdirs()
+        java.io.File("target/fault-harness.txt").appendText("$report\n" + report.violations.joinToString("") { "  $it\n" })
+        org.junit.jupiter.api.Assertions.assertTrue(report.violations.isEmpty()) {
+            "the fault harness found ${report.violations.size} violations (seed ${report.seed}; replay: ${replay(options)}):\n" +
+                report.violations.take(30).joinToString("\n")
+        }
+    }
+
     @JvmStatic
     fun main(args: Array<String>) {
         val report = FaultHarness(options(defaultRounds = 8)).run()

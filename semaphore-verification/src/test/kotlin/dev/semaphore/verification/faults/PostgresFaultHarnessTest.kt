@@ -1,29 +1,16 @@
 package dev.semaphore.verification.faults
 
-import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
-import java.io.File
 
 /**
  * The fault harness against semaphore-postgres ([FaultHarness], the same schedule and checker as
  * [RedisFaultHarnessTest]; a primary with a synchronous standby): a short run in the default build (6 rounds: one of each
- * process fault), five times as many under `-Pstress`. The seed is random unless `-Dfaults.seed=` sets it; a failing
- * run prints its seed and the command that replays it ([FaultHarnessMain]). The report also goes to
- * target/fault-harness.txt.
+ * process fault; beside [RedisFaultHarnessTest], in a JVM of its own), five times as many under `-Pstress`.
+ * The seed is random unless `-Dfaults.seed=` sets it; a failing run prints its seed and the command that replays it
+ * ([FaultHarnessMain]). The report also goes to target/fault-harness.txt.
  */
 class PostgresFaultHarnessTest {
     @Test
-    fun `seeded faults against several clients and worker JVMs, every history checked, no violation`() {
-        val scale = System.getProperty("stress.scale")?.toIntOrNull() ?: 1
-        val options = FaultHarnessMain.options(defaultRounds = 6 * scale, engine = "postgres")
-        println("fault harness: seed ${options.seed}, ${options.rounds} rounds (replay: ${FaultHarnessMain.replay(options)})")
-        val report = FaultHarness(options).run()
-        println("fault harness: $report")
-        File("target").mkdirs()
-        File("target/fault-harness.txt").appendText("$report\n" + report.violations.joinToString("") { "  $it\n" })
-        assertTrue(report.violations.isEmpty()) {
-            "the fault harness found ${report.violations.size} violations (seed ${report.seed}; replay: ${FaultHarnessMain.replay(options)}):\n" +
-                report.violations.take(30).joinToString("\n")
-        }
-    }
+    fun `seeded faults against several clients and worker JVMs, every history checked, no violation`() =
+        FaultHarnessMain.runAndCheck(engine = "postgres", rounds = 6)
 }
