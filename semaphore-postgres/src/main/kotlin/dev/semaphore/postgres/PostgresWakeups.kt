@@ -104,7 +104,11 @@ internal class PostgresWakeups(
         }
     }
 
+    /** How many notifications arrived (for tests: waiters are woken by them, not only by their heartbeats). */
+    val delivered = java.util.concurrent.atomic.AtomicLong()
+
     private fun deliver(payload: String) {
+        delivered.incrementAndGet()
         val tab = payload.indexOf('\t')
         val colon = payload.indexOf(':', tab + 1)
         if (tab < 0 || colon < 0) return

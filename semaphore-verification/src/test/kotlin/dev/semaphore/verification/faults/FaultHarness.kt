@@ -235,8 +235,8 @@ class FaultHarness(private val options: Options) {
     private fun faultPhase(round: Int, random: Random): Int {
         val phase = options.faultPhaseMs
         val linkSchedules = links.map { link -> link to linkSchedule(random, phase) }
-        // One of these per round, in turn, so that every run of 6 rounds or more has each: a worker JVM stopped for a
-        // while, one killed, the server restarted, a failover; at a random moment of the phase.
+        // One of these per round, in turn, so that every run of 4 rounds or more has each: a worker JVM killed, a
+        // failover, the server restarted, a worker JVM stopped for a while; at a random moment of the phase.
         val global = GLOBAL_FAULTS[(round - 1) % GLOBAL_FAULTS.size]?.let { it to random.nextLong(0, phase / 2) }
         val target = random.nextInt(workers.size.coerceAtLeast(1))
         val pauseMs = random.nextLong(100, 2 * plan.config.leaseTime.inWholeMilliseconds)
@@ -410,8 +410,8 @@ class FaultHarness(private val options: Options) {
     }
 
     companion object {
-        /** The process and server faults, one per round in this order (null: none that round). */
-        private val GLOBAL_FAULTS = listOf("pause", "kill", "restart", "pause", "failover", null)
+        /** The process and server faults, one per round in this order (null: none that round): any 4 rounds have each. */
+        private val GLOBAL_FAULTS = listOf("kill", "failover", "restart", "pause", "pause", null)
 
         /** S4: how much later than its timeout a timed call may return: T1's 100 ms, and a busy 2-core machine's delays. */
         const val TIMEOUT_SLACK_MS = 500L
