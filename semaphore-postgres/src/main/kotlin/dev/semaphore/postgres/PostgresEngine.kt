@@ -191,9 +191,6 @@ internal class PostgresEngine(
         else -> EnginePlace.UNKNOWN
     }
 
-    /** Statements that had started when their callers stopped waiting for them (they finish in the background). */
-    private val detached = AtomicInteger()
-
     /**
      * Runs [body] on a connection of [connections], on [io], and returns what it returned; [what] names it in messages.
      * The caller may stop waiting (cancelled, or its timeout ran out) at any moment: a statement that has not started
@@ -215,7 +212,7 @@ internal class PostgresEngine(
         try {
             return run.await()
         } catch (e: CancellationException) {
-            if (state.compareAndSet(NOT_STARTED, ABANDONED)) run.cancel() else detached.incrementAndGet()
+            if (state.compareAndSet(NOT_STARTED, ABANDONED)) run.cancel() // else it finishes in the background
             throw e
         }
     }
