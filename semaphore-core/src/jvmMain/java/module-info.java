@@ -4,6 +4,7 @@
  * The engine ({@code dev.semaphore.internal}) is exported to nobody; the bridge that the Java front-end
  * builds on ({@code dev.semaphore.bridge}: futures and blocking calls) only to that front-end.
  */
+@SuppressWarnings("module") // dev.semaphore.async (semaphore-java-api) is built after this module
 module dev.semaphore.core {
     requires transitive kotlin.stdlib;
     requires transitive kotlinx.coroutines.core;

@@ -211,13 +211,20 @@ class ObservationSpec : FunSpec({
 
     test("a listener that throws is logged and does not reach the caller; the primitive is unaffected") {
         val s = Semaphore(1)
-        s.addListener(object : SemaphoreListener {
+        val thrower = object : SemaphoreListener {
             override fun onAcquired(primitive: Inspectable, hold: HoldInfo, waited: Duration) = throw IllegalStateException("boom")
-        })
-        s.tryAcquire() shouldBe true
+            override fun toString() = "the throwing listener"
+        }
+        s.addListener(thrower)
+        val logged = capturingLog("dev.semaphore") {
+            s.tryAcquire() shouldBe true
+        }
         s.availablePermits shouldBe 0
         s.release()
         s.availablePermits shouldBe 1
+        val warning = logged.single { it.thrown?.message == "boom" }
+        warning.level shouldBe java.util.logging.Level.WARNING
+        warning.message shouldContain "the throwing listener"
     }
 
     test("closing the last registration ends observation: the lock-free paths return and nothing more is heard") {

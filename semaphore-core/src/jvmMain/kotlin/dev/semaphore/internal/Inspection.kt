@@ -14,7 +14,7 @@ import dev.semaphore.SemaphoreListener
 import dev.semaphore.WaitInfo
 import java.util.concurrent.TimeUnit
 
-/** At the creation of [primitive] (of [kind]) on this queue: registers its name, and observes it if [config] asks. */
+/** At the creation of [primitive] (of [kind]) on this queue: registers its name, and observes it if `config` asks. */
 internal fun WaiterQueue.attach(primitive: Inspectable, kind: String, own: Diagnostics) {
     require(own.detectDeadlocksAfter == null || kind == "Lock" || kind == "ReadWriteLock") {
         "deadlock detection is for a Lock or a ReadWriteLock, whose holds have holders; this is a $kind ($own)"
@@ -31,7 +31,7 @@ internal fun WaiterQueue.attach(primitive: Inspectable, kind: String, own: Diagn
 
 /**
  * At the creation of a ReadWriteLock with a writers' line (this queue; ReadWriteLockImpl.kt, WL1): observes the
- * line as the lock is observed (Observer.kt, O4), if [config] asks for observation from creation, and lets the
+ * line as the lock is observed (Observer.kt, O4), if `config` asks for observation from creation, and lets the
  * deadlock watch see the writers waiting in it.
  */
 internal fun WaiterQueue.attachWritersLine(lock: Inspectable, own: Diagnostics, writePermits: Int) {

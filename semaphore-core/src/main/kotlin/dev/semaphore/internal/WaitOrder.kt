@@ -100,7 +100,7 @@ internal sealed interface WaitOrder {
     fun peek(): PermitWaiter?
 
     /**
-     * Queues [w] with [priority], stamped with [now] (nanoseconds on the queue's clock, used only for
+     * Queues [w] with [priority], stamped with `now` (nanoseconds on the queue's clock, used only for
      * aging), when [available] permits are free (read only by PhaseFairOrder, PF2).
      */
     fun add(w: PermitWaiter, priority: Int, now: Long, available: Int)
@@ -111,7 +111,7 @@ internal sealed interface WaitOrder {
     /** Removes [w], which must be the waiter [peek] returns. */
     fun removeFirst(w: PermitWaiter)
 
-    /** Whether a newcomer of [priority] arriving at [now] would be served before everyone queued. */
+    /** Whether a newcomer of [priority] arriving at `now` would be served before everyone queued. */
     fun newcomerLeads(priority: Int, now: Long): Boolean
 
     /** Number of waiters queued with base [priority]. */
@@ -120,10 +120,10 @@ internal sealed interface WaitOrder {
     /** The waiters queued per base priority, highest first, levels with waiters only (empty in FIFO order). */
     fun countsByPriority(): Map<Int, Int>
 
-    /** The priority queued [w] (of base [priority]) is served at, at [now], after aging. */
+    /** The priority queued [w] (of base [priority]) is served at, at `now`, after aging. */
     fun effectivePriority(w: PermitWaiter, priority: Int, now: Long): Int = priority
 
-    /** Whether [now] is used at all (false: the queue never reads its clock). */
+    /** Whether `now` is used at all (false: the queue never reads its clock). */
     val usesClock: Boolean
 }
 

@@ -42,7 +42,7 @@ import kotlin.time.toKotlinDuration
  * Failures: misuse throws `IllegalArgumentException` or `IllegalStateException` (as each method says)
  * and changes nothing; what the server or the network did throws a [DistributedSemaphoreException] subtype (see
  * DistributedExceptions.kt): every method may throw [ServerUnavailableException] and
- * [WrongClusterNodeException].
+ * `WrongClusterNodeException` (semaphore-redis).
  *
  * Get one from [DistributedSemaphoreClient.semaphore]: a handle is a cheap view, made per call if you like.
  * Methods are safe to call from any coroutine.

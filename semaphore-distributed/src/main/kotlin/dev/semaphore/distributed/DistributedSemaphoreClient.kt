@@ -225,7 +225,7 @@ public abstract class DistributedSemaphoreClient @EngineApi protected constructo
         val grant = CompletableDeferred<Pair<Place, TimeMark>>()
     }
 
-    /** Registers [id] before its request is sent, so that a grant published before the reply is not missed. */
+    /** Registers `id` before its request is sent, so that a grant published before the reply is not missed. */
     internal fun expect(id: String, sent: TimeMark): Waiter {
         val waiter = Waiter(sent)
         waiting[id] = waiter
@@ -262,14 +262,14 @@ public abstract class DistributedSemaphoreClient @EngineApi protected constructo
         var removal: Job? = null
     }
 
-    /** The queued requests of one line whose handles share [timing], and the job that sends their heartbeats. */
+    /** The queued requests of one line whose handles share `timing`, and the job that sends their heartbeats. */
     private class Beat(val semaphore: SemaphoreHandle) {
         val ids = LinkedHashSet<String>()
         var job: Job? = null
     }
 
     /**
-     * Called when the request [id], sent at [sent], was queued: keeps the wake-ups of [name] on and [id] in
+     * Called when the request `id`, sent at [sent], was queued: keeps the wake-ups of [name] on and `id` in
      * line (heartbeats, R5) until [leaveLine]. Returns whether the subscription was confirmed before
      * [sent]; if not, a grant published before it was may have been missed, and the caller must
      * [awaitSubscribed], then ask the server once where its request is.
@@ -293,7 +293,7 @@ public abstract class DistributedSemaphoreClient @EngineApi protected constructo
         call { line.listening.awaitConfirmed() }
     }
 
-    /** Undoes [joinLine] for [id]; the last user's leave starts the line's linger. */
+    /** Undoes [joinLine] for `id`; the last user's leave starts the line's linger. */
     internal fun leaveLine(name: String, id: String, semaphore: SemaphoreHandle) = synchronized(lines) {
         val line = lines[name] ?: return@synchronized
         val beat = line.beats[semaphore.timing]
@@ -392,7 +392,7 @@ public abstract class DistributedSemaphoreClient @EngineApi protected constructo
     internal val withdrawalCount: Int get() = withdrawals.get()
 
     /**
-     * T2: finishes the withdrawal of the request (or lease) [id] of [semaphore] in the background: see
+     * T2: finishes the withdrawal of the request (or lease) `id` of [semaphore] in the background: see
      * [SemaphoreHandle.withdrawLater]. Beyond [MAX_WITHDRAWALS] at once, [attempt] is left as it is and nothing is
      * sent again: the server ends the request after waiterTimeToLive and a lease at its expiry by itself.
      */

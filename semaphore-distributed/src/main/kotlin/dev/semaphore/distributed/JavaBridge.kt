@@ -191,7 +191,7 @@ internal fun DistributedSemaphore.resizeAsync(mode: String, count: Int): Complet
 internal fun DistributedSemaphore.deleteAsync(): CompletableFuture<Void?> = handle().client.background.future { delete(); null }
 
 /**
- * A new future that completes when [lease] ends: with null once released, exceptionally with
+ * A new future that completes when `lease` ends: with null once released, exceptionally with
  * [LeaseLostException] once lost. Completing or cancelling it does not touch the lease.
  */
 internal fun Lease.endedFuture(): CompletableFuture<Void?> {

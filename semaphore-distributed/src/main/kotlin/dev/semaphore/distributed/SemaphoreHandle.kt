@@ -317,7 +317,7 @@ internal class SemaphoreHandle(
     }
 
     /**
-     * Sends the withdrawal of the request [id] for [permits] (cancel.lua: out of the line; a grant handed back, or with
+     * Sends the withdrawal of the request `id` for [permits] (cancel.lua: out of the line; a grant handed back, or with
      * [keepGrant] kept and answered as a place, granted) and waits for its answer at most [WITHDRAWAL_WAIT], even if
      * the caller is cancelled. Returns the answer, or null if none came in time: then the withdrawal goes on in the
      * background (T2), and a grant it answers later is handed back. Throws what the withdrawal failed with in time.

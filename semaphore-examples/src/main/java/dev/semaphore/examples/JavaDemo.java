@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The Java demo: the same story as Demo.kt, told with futures and threads. Every claim it prints is
  * checked; a false one ends the program with an exception (and CI fails).
  *
- * <p>Run: {@code mvn -q -pl semaphore-examples -am compile exec:java -Dexec.mainClass=dev.semaphore.examples.JavaDemo}
+ * <p>Run: {@code mvn -B -q -pl semaphore-examples -am compile exec:java -Dexec.mainClass=dev.semaphore.examples.JavaDemo}
  */
 public final class JavaDemo {
     private JavaDemo() {}
@@ -156,6 +156,10 @@ public final class JavaDemo {
         check(peak.get() <= 2 && semaphore.availablePermits() == 2, "at most 2 threads inside");
         System.out.println("Blocking: 10 " + kind + " threads took permits with try-with-resources, at most "
                 + peak.get() + " inside at once; every permit was closed.");
+        if (kind.equals("platform")) {
+            System.out.println("  (platform threads: virtual threads need JDK 21 or later, and this is JDK "
+                    + Runtime.version().feature() + "; the same code runs on them unchanged.)");
+        }
     }
 
     private static void sleep(long millis) {

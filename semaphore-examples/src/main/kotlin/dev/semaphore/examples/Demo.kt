@@ -126,14 +126,19 @@ private suspend fun timeout() {
 private suspend fun cancellation() = coroutineScope {
     val semaphore = Semaphore(3)
     semaphore.acquire(2)
-    val big = launch { semaphore.withPermit(permits = 3) { println("   never printed") } }
-    val small = launch { semaphore.withPermit { println("   the small request behind it runs now") } }
+    var bigRan = false
+    var smallRan = false
+    val big = launch { semaphore.withPermit(permits = 3) { bigRan = true } }
+    val small = launch { semaphore.withPermit { smallRan = true } }
     yield()
+    check(!smallRan && semaphore.queueLength == 2) { "expected both requests queued: $semaphore" }
     println("4. cancellation: a request for 3 permits waits at the head (1 free), a request for 1 waits behind it (queue ${semaphore.queueLength})")
     big.cancel()
     small.join()
+    check(!bigRan && smallRan) { "big ran: $bigRan, small ran: $smallRan" }
+    println("   the big request was cancelled; the small one behind it was then served with the free permit")
     semaphore.release(2)
-    println("   after cancelling the big one: queue ${semaphore.queueLength}, permits ${semaphore.availablePermits}/3")
+    println("   once the first holder released: queue ${semaphore.queueLength}, permits ${semaphore.availablePermits}/3")
 }
 
 /**
@@ -147,7 +152,7 @@ private suspend fun readWrite() = coroutineScope {
     val events = mutableListOf<String>()
     lock.lockRead()
     lock.lockRead() // two readers hold it together
-    val writer = launch { lock.lockWrite(); events += "writer"; cache["a"] = 2; lock.unlockWrite() }
+    val writer = launch { lock.lockWrite(); cache["a"] = 2; events += "writer wrote a=2"; lock.unlockWrite() }
     yield()
     val lateReader = launch { lock.withReadLock { events += "late reader saw a=${cache["a"]}" } }
     yield()
@@ -157,7 +162,7 @@ private suspend fun readWrite() = coroutineScope {
     lock.unlockRead()
     writer.join()
     lateReader.join()
-    check(events == listOf("writer", "late reader saw a=2")) { "served out of order: $events" }
+    check(events == listOf("writer wrote a=2", "late reader saw a=2")) { "served out of order: $events" }
     println("   served in order: ${events.joinToString(", ")}")
     val value = lock.withUpgradableReadLock {
         cache["b"] ?: run {

@@ -51,7 +51,7 @@ object DistributedDemo {
         } else {
             " On PostgreSQL they come from a sequence, so they are small numbers."
         })
-        println("Waiting for the workers to start...")
+        println("Waiting for the 3 worker JVMs to start and connect (a few seconds); then each grant is printed with the time since the demo began:")
         val workers = (1..3).map { DemoProcess(engine, url, "demo-printer", "2", "$LEASE_MS") }
         try {
             run(workers)

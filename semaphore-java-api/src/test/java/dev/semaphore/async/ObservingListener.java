@@ -20,6 +20,9 @@ public final class ObservingListener implements SemaphoreListener {
     /** Events read in this JVM. */
     static final AtomicLong EVENTS = new AtomicLong();
 
+    /** Made by the core, by name, from the system property. */
+    public ObservingListener() {}
+
     @Override
     public void onAcquired(Inspectable primitive, HoldInfo hold, Duration waited) {
         read(hold.holder(), hold.since(), waited);

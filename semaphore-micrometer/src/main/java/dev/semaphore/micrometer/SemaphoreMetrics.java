@@ -139,6 +139,7 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
      *
      * @throws IllegalArgumentException if the primitive has no name
      */
+    @SuppressWarnings("exports") // dev.semaphore.async is optional (requires static): for callers that have it
     public static SemaphoreMetrics of(AsyncInspectable primitive) {
         return of(Objects.requireNonNull(primitive, "primitive").asKotlin());
     }
@@ -149,6 +150,7 @@ public final class SemaphoreMetrics implements MeterBinder, AutoCloseable {
      *
      * @throws IllegalArgumentException as {@link #of(Inspectable, String)}
      */
+    @SuppressWarnings("exports") // dev.semaphore.async is optional (requires static): for callers that have it
     public static SemaphoreMetrics of(AsyncInspectable primitive, String name) {
         return of(Objects.requireNonNull(primitive, "primitive").asKotlin(), name);
     }

@@ -32,7 +32,7 @@ public class WrongClusterNodeException(message: String, cause: Throwable? = null
  * lease's renewals: its permits come back at its expiry at the latest, the lease then ends as given back
  * (not lost), and you may call `release` again to give them back sooner. A failed `renew` did not extend
  * the lease; the client's own renewals go on through these failures, and the holder gets
- * [LeaseLostException] only once the lease must have ended.
+ * [dev.semaphore.distributed.LeaseLostException] only once the lease must have ended.
  * What to do: retry later, with a backoff; Lettuce reconnects by itself.
  */
 public class RedisUnavailableException(message: String, cause: Throwable? = null) : ServerUnavailableException(message, cause) {

@@ -8,7 +8,7 @@ import java.security.MessageDigest
 
 /**
  * One Lua script: head.lua, then the operation's text with lib.lua in place of its line
- * "-- [lib.lua]" (what comes before that line is the operation's fast path), or at its start; a
+ * `-- [lib.lua]` (what comes before that line is the operation's fast path), or at its start; a
  * read-only operation ([withLib] false: no purge, no creation) is head.lua and its text alone.
  */
 internal class Script private constructor(operation: String, val integerReplies: Boolean = false, withLib: Boolean = true) {

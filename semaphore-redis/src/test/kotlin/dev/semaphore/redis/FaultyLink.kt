@@ -36,6 +36,7 @@ class FaultyLink(targetPort: Int) : AutoCloseable {
     /** `redis://127.0.0.1:port`: a client's URI through this relay. */
     val uri: String get() = "redis://127.0.0.1:$port"
 
+    @Suppress("PLATFORM_CLASS_MAPPED_TO_KOTLIN") // its wait and notifyAll
     private val lock = Object()
     private var toServerHeld = false // guarded by lock
     private var toClientHeld = false // guarded by lock
