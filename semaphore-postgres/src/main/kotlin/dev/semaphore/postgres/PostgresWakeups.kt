@@ -129,6 +129,8 @@ internal class PostgresWakeups(
     override fun close() {
         closed = true
         runCatching { connection?.close() }
-        thread.join(2000)
+        // Not on the thread itself (Engine.close): a caller without a dispatcher whose grant this thread delivered
+        // continues here, and would wait the 2 s for itself; the loop ends by itself once that caller returns.
+        if (Thread.currentThread() !== thread) thread.join(2000)
     }
 }

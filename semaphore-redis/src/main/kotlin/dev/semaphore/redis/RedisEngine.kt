@@ -30,6 +30,7 @@ import io.lettuce.core.api.StatefulRedisConnection
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands
 import io.lettuce.core.pubsub.RedisPubSubAdapter
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection
+import io.netty.util.concurrent.FastThreadLocalThread
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.future.await
 import kotlin.time.TimeMark
@@ -100,7 +101,24 @@ internal class RedisEngine(
 
     override fun unavailable(message: String, cause: Throwable?): ServerUnavailableException = RedisUnavailableException(message, cause)
 
+    /**
+     * C1: closes the connections, then what the client opened for itself ([shutdown]). Each step waits for Lettuce's
+     * event loops (a connection's close for its channel; the shutdown of a Lettuce client made here for its event loops
+     * to end), so on one of those threads it would wait for itself, forever. A caller gets there without asking: a
+     * coroutine without a dispatcher (`suspend fun main`, `Dispatchers.Unconfined`) continues on the thread that
+     * completed what it waited for, which for a command's answer or a grant's message is one of Lettuce's. So on an event
+     * loop (a Netty FastThreadLocalThread, as every thread of Lettuce's default resources is) close() leaves the closing
+     * to a thread of its own and returns at once.
+     */
     override fun close() {
+        if (Thread.currentThread() is FastThreadLocalThread) {
+            Thread(::closeConnections, "semaphore-redis-close").apply { isDaemon = true }.start()
+        } else {
+            closeConnections()
+        }
+    }
+
+    private fun closeConnections() {
         pubSub.close()
         commands.close()
         if (confirmations?.isInitialized() == true) confirmations.value.close()

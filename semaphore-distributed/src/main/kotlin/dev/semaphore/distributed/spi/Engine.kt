@@ -159,7 +159,11 @@ public interface Engine {
     /** The engine's [ServerUnavailableException] subtype, for failures the client finds itself (an answer too late). */
     public fun unavailable(message: String, cause: Throwable?): ServerUnavailableException
 
-    /** Closes the engine's connections (after the client stopped its background work). */
+    /**
+     * Closes the engine's connections (after the client stopped its background work). It may be called on any thread,
+     * also one of the engine's own (a caller whose coroutine has no dispatcher continues where an answer or a wake-up
+     * completed its wait), and must not wait there for the engine's threads.
+     */
     public fun close()
 }
 

@@ -33,14 +33,21 @@ import io.kotest.matchers.nulls.shouldNotBeNull
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.future.await
 import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
+import java.util.concurrent.CompletableFuture
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.EmptyCoroutineContext
+import kotlin.coroutines.startCoroutine
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeSource
@@ -439,6 +446,63 @@ abstract class DistributedConformanceSpec(start: () -> ServerUnderTest) : FunSpe
                 }
                 s.availablePermits() shouldBe 1
             }
+        }
+
+        test("${server.engine}: a caller without a dispatcher (suspend fun main): 100 coroutines on Dispatchers.Default share 8 permits, then it closes its client") {
+            // As `suspend fun main` runs: the caller's coroutine has no dispatcher, so it continues on whatever thread
+            // completes what it waits for (an engine's I/O thread), and closes its client there.
+            val name = name("main")
+            val held = AtomicInteger()
+            val most = AtomicInteger()
+            val done = AtomicInteger()
+            val program = CompletableFuture<Long>()
+            suspend {
+                server.client().use { client ->
+                    val s = client.semaphore(name, 8)
+                    coroutineScope {
+                        repeat(100) {
+                            launch(Dispatchers.Default) {
+                                s.withPermit {
+                                    most.accumulateAndGet(held.incrementAndGet(), ::maxOf)
+                                    delay(20)
+                                    held.decrementAndGet()
+                                }
+                                done.incrementAndGet()
+                            }
+                        }
+                    }
+                    val lease = s.tryAcquire(5.seconds, permits = 2).shouldNotBeNull()
+                    try { lease.fencingToken } finally { s.release(lease) }
+                }
+            }.startCoroutine(Continuation(EmptyCoroutineContext) { it.fold(program::complete, program::completeExceptionally) })
+            withTimeoutOrNull(30.seconds) { program.await() }
+                ?: throw AssertionError("the program did not end within 30 s (${done.get()} of 100 withPermit blocks done)")
+            done.get() shouldBe 100
+            check(most.get() <= 8) { "${most.get()} holders at once on 8 permits" }
+            val s = a.semaphore(name, 8)
+            s.availablePermits() shouldBe 8
+            s.queueLength() shouldBe 0
+        }
+
+        test("${server.engine}: a caller without a dispatcher, granted by a wake-up, closes its client at once on the thread that woke it") {
+            // The grant's wake-up completes the wait on the engine's own thread (Lettuce's pub/sub, PostgreSQL's
+            // listener), where such a caller continues: close() there must not wait for that thread.
+            val name = name("woken")
+            val held = a.semaphore(name, 1).acquire()
+            val program = CompletableFuture<Pair<String, kotlin.time.Duration>>()
+            suspend {
+                val client = server.client()
+                client.semaphore(name, 1, short).acquire() // queued; its lease ends at its expiry after the close
+                val thread = Thread.currentThread().name
+                val closing = TimeSource.Monotonic.markNow()
+                client.close()
+                thread to closing.elapsedNow()
+            }.startCoroutine(Continuation(EmptyCoroutineContext) { it.fold(program::complete, program::completeExceptionally) })
+            awaitQueue(a.semaphore(name, 1), 1)
+            a.semaphore(name, 1).release(held)
+            val (thread, took) = withTimeoutOrNull(30.seconds) { program.await() }
+                ?: throw AssertionError("the program did not end within 30 s")
+            check(took < 1.seconds) { "close() on $thread took $took" }
         }
 
         test("${server.engine}: the exception types are the shared ones") {
