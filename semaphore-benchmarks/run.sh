@@ -7,6 +7,7 @@
 #   run.sh quick | full     # cycles/, contended/, readwrite/, readmostly/ and local/ (cancellation, the memory
 #                           # probe); full: 2 forks (readmostly/: 6), every param
 #   run.sh cycles           # cycles/ only, with the full settings: the uncontended cycles and the hand-off
+#   run.sh handoff          # handoff/ only: the hand-off in each dispatcher shape, direct and behind an interface
 #   run.sh contended        # contended/ only, with the full settings: contention, priorities, futures, many threads
 #   run.sh smoke            # the same with tiny sizes into target/smoke/ (docs/ untouched): checks that everything runs
 #   run.sh readwrite        # readwrite/ only, with the full settings
@@ -31,9 +32,11 @@ jar="$here/target/benchmarks.jar"
 results="$root/docs/results"
 report_md="$root/docs/benchmarks.md"
 
+handoff=() # HandoffShapesBenchmark's settings: its class's own unless a mode says
 case "$mode" in
   quick)
     common=(-f 1 -wi 1 -i 2 -w 1s -r 1s)
+    handoff=("${common[@]}")
     contended=(-p permits=1,8 -p iterations=200000 -p tasks=1000)
     cancel=(-f 1 -wi 3 -i 5)
     memory_waiters=500000
@@ -58,6 +61,7 @@ case "$mode" in
     ;;
   smoke)
     common=(-f 1 -wi 0 -i 1 -w 200ms -r 200ms)
+    handoff=("${common[@]}")
     contended=(-p permits=1,8 -p sections=10000 -p iterations=10000 -p tasks=16)
     cancel=(-f 1 -wi 1 -i 1)
     memory_waiters=100000
@@ -83,6 +87,8 @@ case "$mode" in
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
     contended=()
     ;;
+  handoff)
+    ;;
   contended)
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
     contended=()
@@ -96,7 +102,7 @@ case "$mode" in
     before_ref="${2:-bc8bd15}"
     ;;
   *)
-    echo "usage: $0 quick|full|smoke|cycles|contended|distributed|postgres|postgres-smoke|readwrite|readmostly|diagnostics [REF]" >&2
+    echo "usage: $0 quick|full|smoke|cycles|handoff|contended|distributed|postgres|postgres-smoke|readwrite|readmostly|diagnostics [REF]" >&2
     exit 2
     ;;
 esac
@@ -380,6 +386,16 @@ run_cycles() {
   run_txt "$results/cycles" "\`run.sh $mode\`: ${run_text:-every parameter}"
 }
 
+# The hand-off in each dispatcher shape (waiter on Unconfined, runBlocking's loop, Default, a thread of its own; direct
+# and behind an interface) with -prof gc, into handoff/: its own settings (the class's: 2 forks, 3 + 5 x 1 s).
+run_handoff() {
+  echo "== hand-off by dispatcher shape (with -prof gc)"
+  rm -rf "$results/handoff"
+  mkdir -p "$results/handoff"
+  java -jar "$jar" 'dev.semaphore.benchmarks.HandoffShapesBenchmark' ${handoff[@]+"${handoff[@]}"} -prof gc -rf json -rff "$results/handoff/shapes.json"
+  run_txt "$results/handoff" "\`run.sh $mode\`: ${run_text:-every parameter}"
+}
+
 # The contended benchmarks of one process (contention on 2 threads, 64 threads and Dispatchers.IO, priorities, Java
 # futures, many platform threads), into contended/.
 run_contended() {
@@ -415,6 +431,12 @@ if [ "$mode" = readmostly ]; then
   exit 0
 fi
 
+if [ "$mode" = handoff ]; then
+  run_handoff
+  report
+  exit 0
+fi
+
 if [ "$mode" = cycles ]; then
   run_cycles
   recheck "$here/target/recheck.txt" cycles/uncontended.json,cycles/handoff.json
@@ -422,6 +444,7 @@ if [ "$mode" = cycles ]; then
 fi
 
 run_cycles
+run_handoff
 run_contended
 run_readwrite
 run_readmostly

@@ -134,6 +134,28 @@ class WorkloadsTest {
         assertEquals(2_000, Workloads.handoff(Primitives.lock(impl, false), 2_000));
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"unconfined", "eventLoop", "default", "singleThread"})
+    void handoffShapesHandEveryGrantToTheWaiterInEachShape(String waiter) {
+        java.util.concurrent.ExecutorService thread = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            kotlin.coroutines.CoroutineContext context =
+                    HandoffShapes.waiterContext(waiter, kotlinx.coroutines.ExecutorsKt.from(thread));
+            for (String impl : List.of("ours", "kotlinx")) {
+                for (String call : List.of("direct", "interface")) {
+                    for (boolean lock : List.of(false, true)) {
+                        // Any release beyond one permit would throw (kotlinx's Semaphore; our Lock and Mutex when not
+                        // held), and the waiter checks that it took every grant.
+                        assertEquals(2_000, HandoffShapes.run(impl, lock, call, context, 2_000), impl + " " + call + " " + lock);
+                    }
+                }
+            }
+        } finally {
+            thread.shutdownNow();
+        }
+        assertThrows(IllegalArgumentException.class, () -> HandoffShapes.waiterContext("elsewhere", kotlinx.coroutines.Dispatchers.getDefault()));
+    }
+
     @Test
     void handoffDetectsAPrimitiveThatDoesNotMakeThemAlternate() {
         // Two permits: nobody ever waits after the first hand-over, so one coroutine runs twice in a row.
