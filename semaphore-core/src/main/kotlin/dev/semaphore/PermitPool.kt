@@ -128,4 +128,7 @@ internal abstract class QueueBackedPool(
     final override fun granted(w: PermitWaiter) {}
 
     final override fun handBack(w: PermitWaiter) = release(w.permits)
+
+    /** Only permits are counted here, so a coroutine's waiter may serve its next wait (Suspending.kt, C4). */
+    final override val reusesWaiters: Boolean get() = true
 }

@@ -585,12 +585,14 @@ internal class ReadWriteLockImpl(
             }
         }
         override fun handBack(w: PermitWaiter) = writersLine!!.release(1)
+        override val reusesWaiters: Boolean get() = true // counts only (Suspending.kt, C4)
     }
 
     internal val readRequests: Grantee = object : Grantee {
         override val queue: WaiterQueue get() = waiterQueue
         override fun granted(w: PermitWaiter) = recordRead()
         override fun handBack(w: PermitWaiter) = endRead()
+        override val reusesWaiters: Boolean get() = true
     }
 
     internal val writeRequests: Grantee = object : Grantee {
@@ -601,12 +603,14 @@ internal class ReadWriteLockImpl(
         }
         override fun queued(w: PermitWaiter) = joined() // WL2
         override fun handBack(w: PermitWaiter) = endWrite()
+        override val reusesWaiters: Boolean get() = true
     }
 
     internal val upgradableRequests: Grantee = object : Grantee {
         override val queue: WaiterQueue get() = waiterQueue
         override fun granted(w: PermitWaiter) = recordUpgradable()
         override fun handBack(w: PermitWaiter) = endUpgradable()
+        override val reusesWaiters: Boolean get() = true
     }
 
     /**

@@ -32,7 +32,7 @@ internal expect abstract class AtomicStateCell(initial: Long) {
 }
 
 internal expect abstract class CoroutineWaiterCell(permits: Int, grantee: Grantee, caller: Continuation<Any?>) : PermitWaiter {
-    val caller: Continuation<Any?>
+    var caller: Continuation<Any?>
     var decision: Any?
     fun casDecision(expected: Any?, update: Any?): Boolean
 }

@@ -130,8 +130,11 @@ internal abstract class AtomicStateCell(initial: Long) {
 internal abstract class CoroutineWaiterCell(
     permits: Int,
     grantee: Grantee,
-    /** The suspended coroutine's own continuation (uninterceptred). */
-    @JvmField val caller: Continuation<Any?>,
+    /**
+     * The suspended coroutine's own continuation (uninterceptred). Set again by each wait of a reused waiter
+     * (Suspending.kt, C4), before its offer.
+     */
+    @JvmField var caller: Continuation<Any?>,
 ) : PermitWaiter(permits, grantee), CoroutineStackFrame {
     @Volatile
     @JvmField

@@ -45,11 +45,38 @@
  * - C3, a dispatcher that refuses the wake (throws from isDispatchNeeded or dispatch): the coroutine can
  *   never run, so a grant's permits are handed back (W3), through a per-thread loop for a line of such
  *   coroutines, and the error reaches the caller that released.
+ * - C4, reuse: a wait for a grantee that reusesWaiters (a Semaphore, a PrioritySemaphore: WaiterQueue.kt W4) by a
+ *   coroutine with a Job takes its waiter from a per-thread cache of one: the waiter of that Job's last wait on
+ *   this thread, if it was for the same grantee and count, its wait has ended (decision IDLE) and the Job is
+ *   active. Such a waiter is registered on its Job once, when made, and stays registered across its waits, so a
+ *   coroutine that waits again and again on one semaphore allocates nothing and registers nothing per wait
+ *   (kotlinx reuses its CancellableContinuation for the same reason). Rules:
+ *   - A wait takes the waiter by one CAS of `decision` from IDLE to UNDECIDED, then sets its caller and sets
+ *     it NEW (WaiterQueue.kt I6), before its offer; it gives it back (IDLE) when it returns or throws without
+ *     suspending, or in resumeWith, after its last read of the waiter and before the coroutine goes on.
+ *     Nothing else refers to a waiter then: the queue and the wake chain let go of it before its wake, the
+ *     observer at its end (granted, left, failed), and a wake touches nothing after its last step (C1).
+ *   - The Job's handler is the one thing that may act on a waiter between waits, and only once the Job is no
+ *     longer active, after which no wait takes the waiter again. It retires an IDLE waiter (CAS to RETIRED,
+ *     then drops its coroutine and Job). Otherwise a wait may be starting: it cancels through the lock
+ *     (cancelLocked, not the status check first), so that either its cancel comes after that wait's offer
+ *     and finds the waiter queued, or the offer comes after it and sees the Job inactive (W2). The CAS that
+ *     took the waiter and the handler's read of `decision` are the pair that makes one of them see the
+ *     other: a status set NEW with release ordering alone would not be.
+ *   - A wake moves `decision` only from UNDECIDED or from a suspended mark, by CAS, so a handler that comes
+ *     after the wait it would cancel has ended changes nothing (C1 still holds for each wait).
+ *   - The cache's waiter is replaced by the next wait on the thread that does not match, if it is IDLE or
+ *     RETIRED: retired by CAS, its registration disposed. One still in use (another coroutine of this
+ *     thread waits on it) stays, and that wait uses a waiter of its own, registered for that wait only.
+ *     So a Job has at most one registered waiter per thread that cached one for it, and each thread keeps
+ *     one waiter, replaced by its next wait, with nothing of a completed coroutine (the Job's handler drops
+ *     its caller and Job when it completes).
  * - Timed acquisition (acquireWithin) records "acquired" in the same synchronous step in which
  *   acquire() returns; a timeout or cancellation that lands after that point gives the permits back
  *   instead of dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
  *
- * kotlinx.coroutines' internal API: this file is the only one that uses it, in two calls.
+ * kotlinx.coroutines' internal API: this file is the only one that uses it, in two calls (and
+ * `Job.getCancellationException()`, the cause a cancelled Job gives its coroutine).
  * - `job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler)` (W2): the handler
  *   must run when the Job starts cancelling. The public `invokeOnCompletion(handler)` runs when the Job
  *   completes, and the coroutine suspended here keeps its Job from completing until something wakes it,
@@ -85,6 +112,7 @@ import kotlinx.coroutines.withTimeoutOrNull
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.intrinsics.COROUTINE_SUSPENDED
 import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
 import kotlin.time.Duration
@@ -98,24 +126,42 @@ private val GRANT = Any()
 /** `decision` of a suspended waiter whose coroutine has no Job (else it is the Job handle). */
 private val SUSPENDED_WITHOUT_JOB = Any()
 
+/** `decision` of a suspended reusable waiter (C4): its Job's registration is kept by the thread's cache. */
+private val SUSPENDED_REUSABLE = Any()
+
+/** `decision` of a reusable waiter between two waits (C4): a wait of its coroutine may take it. */
+private val IDLE = Any()
+
+/** `decision` of a reusable waiter that no wait will take again (C4): its Job ended, or the cache let go of it. */
+private val RETIRED = Any()
+
+/** The caller of a retired waiter (C4), which holds on to nothing. */
+private object RetiredCaller : Continuation<Any?> {
+    override val context: CoroutineContext get() = EmptyCoroutineContext
+
+    override fun resumeWith(result: Result<Any?>) = error("a retired waiter resumed a coroutine")
+}
+
 /**
  * A waiter that resumes the suspended coroutine [caller]. It is also the handler on the coroutine's
  * [job] (W2) and the task, or continuation, through which a grant resumes the coroutine (W3, C2).
  */
 @OptIn(InternalCoroutinesApi::class)
-private class SuspendWaiter(
+private open class SuspendWaiter(
     permits: Int,
     grantee: Grantee,
     caller: Continuation<Any?>,
-    val job: Job?,
+    /** The coroutine's Job; null without one, and once a reusable waiter retired (C4). */
+    var job: Job?,
 ) : CoroutineWaiterCell(permits, grantee, caller),
     Continuation<Any?>,
     Runnable,
     (Throwable?) -> Unit {
 
     // decision (C1): UNDECIDED; then, if the suspender comes first, the Job handle (or
-    // SUSPENDED_WITHOUT_JOB) until the waker replaces it by what run() delivers; if the waker comes
-    // first, GRANT or the failure.
+    // SUSPENDED_WITHOUT_JOB, or SUSPENDED_REUSABLE) until the waker replaces it by what run() delivers; if
+    // the waker comes first, GRANT or the failure. A reusable waiter (C4) is then IDLE between its waits,
+    // and RETIRED at the end.
 
     override val context: CoroutineContext get() = caller.context
 
@@ -153,17 +199,44 @@ private class SuspendWaiter(
      * the CANCELLED status itself.
      */
     override fun invoke(cause: Throwable?) {
-        queue.cancel(this, timedOut = cause is TimeoutCancellationException)
+        val j = job ?: return
+        if (decision === IDLE && casDecision(IDLE, RETIRED)) return retire() // C4: between two waits
+        val timedOut = cause is TimeoutCancellationException
+        // C4: a reusable waiter's wait may be starting: through the lock, whatever the status read first.
+        if (this is ReusableWaiter) queue.cancelLocked(this, timedOut) else queue.cancel(this, timedOut)
         // CANCELLED here by this cancel, by a claim refused because the Job was no longer active (W1), or by
         // the offer (mayQueue): the wake then only settles `decision`, since that suspender does not suspend.
-        if (status == CANCELLED) wake(job!!.getCancellationException())
+        if (status == CANCELLED) wake(j.getCancellationException())
     }
 
-    /** C1: the one waker ([outcome] is GRANT or the failure) resumes the coroutine, or leaves that to the suspender. */
+    /** C4: drops what a retired waiter would keep alive (it is never queued again, so nothing reads these). */
+    open fun retire() {
+        job = null
+        caller = RetiredCaller
+    }
+
+    /** C4: the wait of a reusable waiter has ended; a later wait of its coroutine may take it. */
+    fun endWait() {
+        decision = IDLE
+    }
+
+    /**
+     * C1: the one waker ([outcome] is GRANT or the failure) resumes the coroutine, or leaves that to the suspender.
+     * A wake that finds the wait woken or ended already (a Job's handler after the wait it meant: C4) does nothing.
+     */
     fun wake(outcome: Any) {
-        if (decision === UNDECIDED && casDecision(UNDECIDED, outcome)) return
-        (decision as? DisposableHandle)?.dispose()
-        decision = outcome // read by run(), after the dispatch
+        var d: Any?
+        while (true) {
+            d = decision
+            if (d === UNDECIDED) {
+                if (casDecision(UNDECIDED, outcome)) return
+            } else if (d === GRANT || d === IDLE || d === RETIRED || d is Throwable) {
+                return
+            } else if (casDecision(d, outcome)) { // a suspended mark: `decision` is now read by run(), after the dispatch
+                break
+            }
+        }
+        (d as? DisposableHandle)?.dispose()
         val ctx = caller.context
         val interceptor = ctx[ContinuationInterceptor]
         if (interceptor !is CoroutineDispatcher) {
@@ -181,6 +254,7 @@ private class SuspendWaiter(
             }
         } catch (e: Throwable) {
             if (outcome === GRANT) handBackRefused(this, e)
+            if (this is ReusableWaiter) endWait() // C4: this wait never resumes its coroutine
             throw e
         }
         resumeWith(resultOf(GRANT)) // C2: a grant, no dispatch needed, nothing to install: in place (I7: the trampoline)
@@ -192,11 +266,15 @@ private class SuspendWaiter(
     /** W3: runs in the coroutine's context; a grant to a coroutine cancelled since its claim is handed back. */
     override fun resumeWith(result: Result<Any?>) {
         val j = job
+        val c = caller
         if (result.isSuccess && j != null && !j.isActive) {
             handBackOrReport()
-            caller.resumeWith(Result.failure(j.getCancellationException()))
+            val e = j.getCancellationException()
+            if (this is ReusableWaiter) endWait() // C4: after the last read of this waiter
+            c.resumeWith(Result.failure(e))
         } else {
-            caller.resumeWith(result)
+            if (this is ReusableWaiter) endWait()
+            c.resumeWith(result)
         }
     }
 
@@ -230,6 +308,68 @@ private class SuspendWaiter(
 
     private fun resultOf(outcome: Any): Result<Any?> =
         if (outcome is Throwable) Result.failure(outcome) else Result.success(Unit)
+}
+
+/**
+ * A waiter that serves its coroutine's waits one after another (C4): registered on the Job once, kept in its
+ * thread's [WaiterCache]. The class is the mark (a one-wait [SuspendWaiter] stays 48 bytes); it adds the
+ * registration, which a one-wait waiter keeps in `decision` while suspended.
+ */
+private class ReusableWaiter(permits: Int, grantee: Grantee, caller: Continuation<Any?>, job: Job) :
+    SuspendWaiter(permits, grantee, caller, job) {
+    /** The registration on the Job, disposed when the cache lets go of this waiter, dropped when it retires. */
+    var handle: DisposableHandle? = null
+
+    override fun retire() {
+        super.retire()
+        handle = null // the registration (kotlinx's node) refers to the Job
+    }
+
+    /** C4: takes this waiter for a new wait of [caller], of the same Job, grantee and count: false if it is not IDLE. */
+    fun take(caller: Continuation<Any?>): Boolean {
+        if (!casDecision(IDLE, UNDECIDED)) return false
+        this.caller = caller
+        prev = null
+        next = null
+        slot = null
+        setStatus(NEW)
+        return true
+    }
+}
+
+/** One thread's reusable waiter (C4). */
+private class WaiterCache {
+    var waiter: ReusableWaiter? = null
+}
+
+private val waiterCache = ThreadSlot<WaiterCache>()
+
+/**
+ * C4: a waiter for a wait of [permits] for [grantee] by [caller], whose Job [job] is active: this thread's
+ * cached waiter if it serves, else a new one registered on [job] and cached in its place; null if the
+ * cached one is in use by another coroutine of this thread (the wait then takes a waiter of its own).
+ */
+@OptIn(InternalCoroutinesApi::class)
+private fun reusableWaiter(permits: Int, grantee: Grantee, caller: Continuation<Any?>, job: Job): ReusableWaiter? {
+    val cache = waiterCache.get() ?: WaiterCache().also { waiterCache.set(it) }
+    val cached = cache.waiter
+    if (cached != null) {
+        if (cached.job === job && cached.grantee === grantee && cached.permits == permits && cached.take(caller)) return cached
+        val d = cached.decision
+        if (d === IDLE && cached.casDecision(IDLE, RETIRED)) { // let go of: its registration is disposed
+            cached.handle?.dispose()
+            cached.retire()
+        } else if (d !== RETIRED) { // (retired by its Job's handler: nothing is left to dispose)
+            return null // in use
+        }
+        cache.waiter = null
+    }
+    val w = ReusableWaiter(permits, grantee, caller, job)
+    // W2: registered before the offer (the handler runs at once if the Job is already cancelling).
+    val handle = job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler = w)
+    w.handle = handle // (no handler retires it before this wait ends: it is not IDLE until then)
+    cache.waiter = w
+    return w
 }
 
 /** The hand-backs of refused wakes on one thread, made one after another instead of nested. */
@@ -280,6 +420,10 @@ private fun handBackRefused(w: PermitWaiter, error: Throwable) {
 internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, grantee: Grantee): Unit =
     suspendCoroutineUninterceptedOrReturn<Unit> { caller ->
         val job = caller.context[Job]
+        if (job != null && grantee.reusesWaiters && job.isActive) {
+            val r = reusableWaiter(permits, grantee, caller as Continuation<Any?>, job)
+            if (r != null) return@suspendCoroutineUninterceptedOrReturn waitReusing(r, priority, job)
+        }
         val w = SuspendWaiter(permits, grantee, caller as Continuation<Any?>, job)
         if (job == null) {
             if (enqueue(w, priority)) return@suspendCoroutineUninterceptedOrReturn Unit
@@ -307,6 +451,34 @@ internal suspend fun WaiterQueue.acquireSuspending(permits: Int, priority: Int, 
             w.takeEarly()
         }
     }
+
+/**
+ * acquireSuspending's wait with a reusable waiter [w] (C4), taken for this wait (UNDECIDED, NEW) and registered on
+ * [job]: as the wait with a waiter of its own, with the waiter given back (IDLE) wherever the wait ends without
+ * suspending, and no registration to dispose.
+ */
+@OptIn(InternalCoroutinesApi::class)
+private fun WaiterQueue.waitReusing(w: ReusableWaiter, priority: Int, job: Job): Any? {
+    try {
+        if (enqueue(w, priority)) {
+            w.endWait() // granted at the offer (the fast path's rule: no check for cancellation)
+            return Unit
+        }
+    } catch (e: Throwable) { // closed, or a request larger than the total: nothing is queued
+        w.endWait()
+        throw e
+    }
+    if (w.status == PermitWaiter.CANCELLED) { // W2: the Job is no longer active, and nothing is held
+        w.endWait()
+        throw job.getCancellationException()
+    }
+    if (w.trySuspend(SUSPENDED_REUSABLE)) return COROUTINE_SUSPENDED
+    try {
+        return w.takeEarly()
+    } finally {
+        w.endWait()
+    }
+}
 
 /**
  * Waits at most [timeout] for [permits] (the caller already failed a fast tryAcquire). True with the

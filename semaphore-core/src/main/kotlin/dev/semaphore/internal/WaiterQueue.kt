@@ -61,7 +61,9 @@
  * I6  A waiter's status moves NEW -> QUEUED -> (GRANTED | FAILED | CANCELLED), or NEW -> GRANTED
  *     (granted at enqueue), or NEW -> CANCELLED (its requester gone when its offer would queue it,
  *     W2), only under the lock; exactly one of grant, fail (close, or a request grown larger than the
- *     total) and cancel wins.
+ *     total) and cancel wins. One move back, outside the lock: a coroutine's waiter whose wait has ended
+ *     is set to NEW again by its own coroutine's next wait, before that wait's offer, when its grantee
+ *     reuses waiters (W4) and nothing but its Job's handler refers to it (Suspending.kt, C4).
  * I7  Waking happens outside the lock, and the stack stays flat however long a chain of
  *     release-in-callback is. A waiter whose wake runs no caller code on this thread (a coroutine
  *     whose dispatcher dispatches its resume; a thread is unparked) is woken directly. A chain with
@@ -142,6 +144,8 @@
  *     the lock, when an offered waiter is queued instead of granted (a ReadWriteLock marks its
  *     upgrade as waiting there). Callbacks of waiters
  *     and grantees are short, do not throw, and do not call back into the queue while it is locked.
+ *     A grantee that keeps no reference to a waiter once its wait has ended says so (reusesWaiters):
+ *     then a coroutine's waiter may serve that coroutine's next wait (I6).
  * W5  The grantee's own check at the offer: when a request does not fit at once, the offer asks its
  *     grantee, under the lock and before anything changes, whether it may be queued (readyToQueue).
  *     The grantee may throw there (a Lock's relock by the owner that holds it: I9, nothing changed), so
@@ -184,14 +188,26 @@ internal interface Grantee {
      * (Lock.kt L3): the offer then unlocks, waits a moment (spinWait) and starts again.
      */
     fun readyToQueue(w: PermitWaiter): Boolean = true
+
+    /**
+     * True if neither this grantee nor anything it tells keeps a reference to a waiter once its wait has ended
+     * (granted, failed or cancelled): a Semaphore's or a PrioritySemaphore's, and a ReadWriteLock's shared
+     * grantees of reads, writes, upgradable reads and the writers' line, which only count. A coroutine's waiter
+     * may then serve the same coroutine's next wait (Suspending.kt, C4). False for a Lock's holds, which record
+     * the waiter as the holder (Lock.kt), and for a grantee made for one call (an upgrade's), which no later
+     * wait would match.
+     */
+    val reusesWaiters: Boolean get() = false
 }
 
 /**
  * A request for [permits] permits waiting in a [WaiterQueue]: the node of the queue's intrusive list.
  * A subclass is one kind of waiting (W1..W3): it claims its requester, and wakes it.
  *
- * A waiter is used once. The queue calls exactly one of [onGranted] or [onFailed], once, outside its
- * lock, unless [WaiterQueue.cancel] removed the waiter first or its claim was refused (then neither).
+ * A waiter serves one wait at a time. For each wait the queue calls exactly one of [onGranted] or [onFailed], once,
+ * outside its lock, unless [WaiterQueue.cancel] removed the waiter first or its claim was refused (then neither).
+ * Most waiters serve one wait; a coroutine's waiter for a grantee that [Grantee.reusesWaiters] may serve the same
+ * coroutine's next wait once this one has ended (I6; Suspending.kt, C4).
  */
 internal abstract class PermitWaiter(
     permits: Int,
@@ -202,7 +218,7 @@ internal abstract class PermitWaiter(
 
     /**
      * The queue this waiter stands in (its grantee's). A waiter keeps only what every kind needs, so that
-     * a coroutine's is 40 bytes; its priority is given to [WaiterQueue.enqueue] and kept by the order.
+     * a coroutine's is 48 bytes; its priority is given to [WaiterQueue.enqueue] and kept by the order.
      */
     val queue: WaiterQueue get() = grantee.queue
 
@@ -484,6 +500,14 @@ internal open class WaiterQueue(
     fun cancel(waiter: PermitWaiter, timedOut: Boolean = false): Boolean {
         val st = waiter.status
         if (st != PermitWaiter.QUEUED && st != PermitWaiter.NEW) return false
+        return cancelLocked(waiter, timedOut)
+    }
+
+    /**
+     * [cancel] without its first look at the status outside the lock: for a waiter that may be set NEW again by
+     * another thread (I6's move back), whose status is read only under the lock here (Suspending.kt, C4).
+     */
+    fun cancelLocked(waiter: PermitWaiter, timedOut: Boolean = false): Boolean {
         return locked {
             when (waiter.status) {
                 PermitWaiter.QUEUED -> {
