@@ -9,7 +9,9 @@
  *     queue, or by a JVM caller): one acquisition with its own identity and its owner, or the
  *     PermitWaiter of an owner-less lock() that queued (the waiter is already one acquisition with
  *     its own identity, so no Hold is allocated for it). isLocked is `holder != FREE`; holdsLock(o)
- *     is `ownerOf(holder) === o`.
+ *     is `ownerOf(holder) === o`. A coroutine's next owner-less lock() that queues may use the same
+ *     waiter again (Suspending.kt, C4), only once the wait that recorded it has ended; the one thing
+ *     that compares it is that wait's own hand-back (L4), so each wait's identity still holds.
  * L2  Taking: a grant from the queue records its Hold under the queue's lock (Hold.granted), in the
  *     same step as the grant; the fast path records right after its CAS on the permit. Giving back:
  *     every unlock clears the holder by CAS first, then releases the permit, so of two racing unlocks
@@ -247,6 +249,9 @@ internal class LockImpl(locked: Boolean, private val diagnostics: Diagnostics = 
         override fun handBack(w: PermitWaiter) {
             if (holder.cas(w, FREE)) waiterQueue.release(1)
         }
+
+        /** L1: the waiter is compared only by its own wait's hand-back. */
+        override val reusesWaiters: Boolean get() = true
     }
 
     override fun tryLock(owner: Any?): Boolean = tryTake(owner, owner ?: NO_OWNER) || waiterQueue.refused(1)

@@ -151,53 +151,15 @@ class ReusedWaiterSpec : FunSpec({
         s.availablePermits shouldBe 2
     }
 
-    test("coroutines that wait again and again while others cancel them at random: never more holders than permits, nothing lost") {
-        for (seed in 1L..6L) {
-            val random = Random(seed)
-            val permits = 1 + (seed % 3).toInt()
-            val s = Semaphore(permits)
-            val inside = AtomicInteger()
-            val most = AtomicInteger()
-            val grants = AtomicLong()
-            val context = when (seed % 3) {
-                0L -> Dispatchers.Default
-                1L -> Dispatchers.Unconfined
-                else -> kotlin.coroutines.EmptyCoroutineContext // runBlocking's own loop
-            }
-            runBlocking {
-                withTimeout(60.seconds) {
-                    val workers = List(24) { w ->
-                        launch(context) {
-                            val r = Random(seed * 100 + w)
-                            repeat(300) {
-                                val got = if (r.nextInt(4) == 0) s.tryAcquire(20.milliseconds) else { s.acquire(); true }
-                                if (!got) return@repeat
-                                try {
-                                    val now = inside.incrementAndGet()
-                                    most.accumulateAndGet(now) { a, b -> maxOf(a, b) }
-                                    grants.incrementAndGet()
-                                    // Unconfined's yield() may not suspend; a delay does, so the others queue
-                                    if (r.nextInt(4) == 0) delay(1) else yield()
-                                } finally {
-                                    inside.decrementAndGet()
-                                    s.release()
-                                }
-                            }
-                        }
-                    }
-                    repeat(200) {
-                        yield()
-                        val victim = workers[random.nextInt(workers.size)]
-                        if (random.nextInt(8) == 0) victim.cancel()
-                        if (random.nextInt(20) == 0) delay(1)
-                    }
-                    workers.joinAll() // each ends after its 300 rounds, or cancelled: a wait that never ends fails here
-                }
-            }
-            most.get() shouldBeLessThanOrEqual permits
-            s.queueLength shouldBe 0
-            s.availablePermits shouldBe permits
-            (grants.get() > 0) shouldBe true
+    /*
+     * A storm per primitive whose waits reuse waiters: a Semaphore of 1-3 permits, a Lock without owner, and a
+     * ReadWriteLock's reads and writes (a coroutine alternates, so its cached waiter is often replaced too). 24
+     * coroutines wait again and again, some through a timed try (its own Job per call), while the body cancels
+     * some of them at random; on Unconfined, runBlocking's loop and Default. A checker counts who is inside.
+     */
+    for (kind in listOf("semaphore", "lock", "readWrite")) {
+        test("$kind: coroutines that wait again and again while others cancel them at random: never too many inside, nothing lost") {
+            for (seed in 1L..6L) storm(kind, seed)
         }
     }
 
@@ -228,3 +190,81 @@ class ReusedWaiterSpec : FunSpec({
         s.availablePermits shouldBe 1
     }
 })
+
+/** One storm of ReusedWaiterSpec: [kind] is "semaphore", "lock" or "readWrite". */
+private fun storm(kind: String, seed: Long) {
+    val random = Random(seed)
+    val permits = if (kind == "semaphore") 1 + (seed % 3).toInt() else 1
+    val s = Semaphore(permits)
+    val lock = Lock()
+    val rw = ReadWriteLock()
+    val inside = AtomicInteger()
+    val writers = AtomicInteger()
+    val most = AtomicInteger()
+    val grants = AtomicLong()
+    val context = when (seed % 3) {
+        0L -> Dispatchers.Default
+        1L -> Dispatchers.Unconfined
+        else -> kotlin.coroutines.EmptyCoroutineContext // runBlocking's own loop
+    }
+    runBlocking {
+        withTimeout(60.seconds) {
+            val workers = List(24) { w ->
+                launch(context) {
+                    val r = Random(seed * 100 + w)
+                    repeat(300) {
+                        val timed = r.nextInt(4) == 0
+                        val write = kind == "readWrite" && r.nextInt(3) == 0
+                        val got = when (kind) {
+                            "semaphore" -> if (timed) s.tryAcquire(20.milliseconds) else { s.acquire(); true }
+                            "lock" -> if (timed) lock.tryLock(20.milliseconds) else { lock.lock(); true }
+                            else -> if (write) { rw.lockWrite(); true } else if (timed) rw.tryLockRead(20.milliseconds) else { rw.lockRead(); true }
+                        }
+                        if (!got) return@repeat
+                        try {
+                            val now = inside.incrementAndGet()
+                            if (write) writers.incrementAndGet()
+                            if (kind != "readWrite") most.accumulateAndGet(now) { x, y -> maxOf(x, y) }
+                            if (writers.get() > 0 && inside.get() > 1) most.set(Int.MAX_VALUE) // a writer is not alone
+                            grants.incrementAndGet()
+                            // Unconfined's yield() may not suspend; a delay does, so the others queue
+                            if (r.nextInt(4) == 0) delay(1) else yield()
+                        } finally {
+                            if (write) writers.decrementAndGet()
+                            inside.decrementAndGet()
+                            when (kind) {
+                                "semaphore" -> s.release()
+                                "lock" -> lock.unlock()
+                                else -> if (write) rw.unlockWrite() else rw.unlockRead()
+                            }
+                        }
+                    }
+                }
+            }
+            repeat(200) {
+                yield()
+                val victim = workers[random.nextInt(workers.size)]
+                if (random.nextInt(8) == 0) victim.cancel()
+                if (random.nextInt(20) == 0) delay(1)
+            }
+            workers.joinAll() // each ends after its 300 rounds, or cancelled: a wait that never ends fails here
+        }
+    }
+    most.get() shouldBeLessThanOrEqual permits
+    (grants.get() > 0) shouldBe true
+    when (kind) {
+        "semaphore" -> {
+            s.queueLength shouldBe 0
+            s.availablePermits shouldBe permits
+        }
+        "lock" -> {
+            lock.queueLength shouldBe 0
+            lock.isLocked shouldBe false
+        }
+        else -> {
+            rw.queueLength shouldBe 0
+            rw.tryLockWrite() shouldBe true // nothing is held
+            rw.unlockWrite()
+        }
+    }
+}

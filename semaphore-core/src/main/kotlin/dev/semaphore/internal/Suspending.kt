@@ -45,7 +45,8 @@
  * - C3, a dispatcher that refuses the wake (throws from isDispatchNeeded or dispatch): the coroutine can
  *   never run, so a grant's permits are handed back (W3), through a per-thread loop for a line of such
  *   coroutines, and the error reaches the caller that released.
- * - C4, reuse: a wait for a grantee that reusesWaiters (a Semaphore, a PrioritySemaphore: WaiterQueue.kt W4) by a
+ * - C4, reuse: a wait for a grantee that reusesWaiters (a Semaphore, a PrioritySemaphore, a ReadWriteLock, a Lock
+ *   without owner: WaiterQueue.kt W4) by a
  *   coroutine with a Job takes its waiter from a per-thread cache of one: the waiter of that Job's last wait on
  *   this thread, if it was for the same grantee and count, its wait has ended (decision IDLE) and the Job is
  *   active. Such a waiter is registered on its Job once, when made, and stays registered across its waits, so a
@@ -54,8 +55,9 @@
  *   - A wait takes the waiter by one CAS of `decision` from IDLE to UNDECIDED, then sets its caller and sets
  *     it NEW (WaiterQueue.kt I6), before its offer; it gives it back (IDLE) when it returns or throws without
  *     suspending, or in resumeWith, after its last read of the waiter and before the coroutine goes on.
- *     Nothing else refers to a waiter then: the queue and the wake chain let go of it before its wake, the
- *     observer at its end (granted, left, failed), and a wake touches nothing after its last step (C1).
+ *     Nothing else relies on a waiter then: the queue and the wake chain let go of it before its wake, the
+ *     observer at its end (granted, left, failed), a wake touches nothing after its last step (C1), and a
+ *     Lock that records it as its owner-less holder compares it only in that wait's hand-back (Lock.kt L1).
  *   - The Job's handler is the one thing that may act on a waiter between waits, and only once the Job is no
  *     longer active, after which no wait takes the waiter again. It retires an IDLE waiter (CAS to RETIRED,
  *     then drops its coroutine and Job). Otherwise a wait may be starting: it cancels through the lock

@@ -144,8 +144,8 @@
  *     the lock, when an offered waiter is queued instead of granted (a ReadWriteLock marks its
  *     upgrade as waiting there). Callbacks of waiters
  *     and grantees are short, do not throw, and do not call back into the queue while it is locked.
- *     A grantee that keeps no reference to a waiter once its wait has ended says so (reusesWaiters):
- *     then a coroutine's waiter may serve that coroutine's next wait (I6).
+ *     A grantee that relies on no waiter once its wait has ended says so (reusesWaiters): then a
+ *     coroutine's waiter may serve that coroutine's next wait (I6).
  * W5  The grantee's own check at the offer: when a request does not fit at once, the offer asks its
  *     grantee, under the lock and before anything changes, whether it may be queued (readyToQueue).
  *     The grantee may throw there (a Lock's relock by the owner that holds it: I9, nothing changed), so
@@ -190,12 +190,12 @@ internal interface Grantee {
     fun readyToQueue(w: PermitWaiter): Boolean = true
 
     /**
-     * True if neither this grantee nor anything it tells keeps a reference to a waiter once its wait has ended
-     * (granted, failed or cancelled): a Semaphore's or a PrioritySemaphore's, and a ReadWriteLock's shared
-     * grantees of reads, writes, upgradable reads and the writers' line, which only count. A coroutine's waiter
-     * may then serve the same coroutine's next wait (Suspending.kt, C4). False for a Lock's holds, which record
-     * the waiter as the holder (Lock.kt), and for a grantee made for one call (an upgrade's), which no later
-     * wait would match.
+     * True if nothing this grantee keeps relies on a waiter once its wait has ended (granted, failed or
+     * cancelled): a Semaphore's or a PrioritySemaphore's, and a ReadWriteLock's shared grantees of reads, writes,
+     * upgradable reads and the writers' line, which only count; and a Lock's owner-less grantee, which records
+     * the waiter as the holder but compares it only in that wait's own hand-back (Lock.kt, L1). A coroutine's
+     * waiter may then serve the same coroutine's next wait (Suspending.kt, C4). False for a grantee made for one
+     * call (a Lock's Hold, an upgrade's request), which no later wait would match.
      */
     val reusesWaiters: Boolean get() = false
 }
