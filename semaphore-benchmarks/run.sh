@@ -297,7 +297,7 @@ if [ "$mode" = diagnostics ]; then
     return 1
   }
   rows=('dev\.semaphore\.benchmarks\.UncontendedBenchmark\.\w+_(ours|kotlinx)$'
-    'dev\.semaphore\.benchmarks\.JavaUncontendedBenchmark\.\w+_(ours|juc)$'
+    'dev\.semaphore\.benchmarks\.JavaUncontendedBenchmark\.(acquireRelease|tryAcquireRelease)_(ours|juc)$'
     'dev\.semaphore\.benchmarks\.(Contended|Handoff)Benchmark\.'
     -p impl=ours,kotlinx -p dispatcher=default -p coroutines=1000 -p permits=1,8 -f 1 -wi 3 -i 5 -w 1s -r 1s)
   rounds="${ROUNDS:-8}"

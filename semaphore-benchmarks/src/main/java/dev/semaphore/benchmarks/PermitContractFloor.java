@@ -6,7 +6,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 /**
  * The floor of JavaUncontendedBenchmark's acquireRelease row: what the contract of AsyncSemaphore.acquire() forces on an
  * acquisition granted at once, the exact CAS of ExactCasFloor, a close-once handle (a CAS of its closed flag, then the
- * release CAS) and the JDK's completed future around it. It never waits. Why: docs/benchmarking.md#floors.
+ * release CAS) and the JDK's completed future around it; and, without the future ({@link #acquireNow()}), the floor of
+ * the acquireBlockingRelease row (acquireBlocking() returns the same handle). It never waits. Why:
+ * docs/benchmarking.md#floors.
  */
 public final class PermitContractFloor {
     private final ExactCasFloor semaphore;
@@ -17,8 +19,13 @@ public final class PermitContractFloor {
 
     /** Takes one permit now (it throws if none is free) and returns its handle in the JDK's completed future. */
     public CompletableFuture<Handle> acquire() {
+        return CompletableFuture.completedFuture(acquireNow());
+    }
+
+    /** Takes one permit now (it throws if none is free) and returns its handle: the blocking form's floor. */
+    public Handle acquireNow() {
         if (!semaphore.tryAcquire()) throw new IllegalStateException("the contract floor never waits: no permit is free");
-        return CompletableFuture.completedFuture(new Handle(semaphore));
+        return new Handle(semaphore);
     }
 
     /** A close-once handle, as the library's Permit is. */

@@ -215,6 +215,34 @@ class WorkloadsTest {
     }
 
     @Test
+    void javaUncontendedRowsGiveEveryPermitBack() throws InterruptedException {
+        JavaUncontendedBenchmark b = new JavaUncontendedBenchmark();
+        for (int i = 0; i < 100; i++) {
+            b.acquireRelease_ours();
+            b.acquireBlockingRelease_ours();
+            b.tryAcquireRelease_ours();
+            b.acquireRelease_floor();
+            b.acquireRelease_ibm();
+            b.tryAcquireRelease_ibm();
+            b.acquireRelease_juc();
+            b.acquireBlockingRelease_juc();
+            b.acquireBlockingRelease_floor();
+            b.tryAcquireTimedRelease_ours();
+            b.tryAcquireTimedRelease_juc();
+            b.tryAcquireRelease_juc();
+        }
+        assertEquals(1, b.ours.availablePermits());
+        assertEquals(1, b.juc.availablePermits());
+        assertTrue(b.ibm.tryAcquire(), "IBM's permit is back");
+        b.floor.acquireNow().close(); // the floor's permit is back (its acquire throws otherwise)
+        // The blocking row never waits: with the permit held, the row would block; its form gives up at once instead.
+        try (dev.semaphore.async.Permit held = b.ours.acquireBlocking()) {
+            assertTrue(b.ours.acquireBlocking(java.time.Duration.ZERO).isEmpty(), "the only permit is held");
+        }
+        assertEquals(1, b.ours.availablePermits());
+    }
+
+    @Test
     void anUncontendedLoopThatWouldSuspendIsReported() {
         dev.semaphore.Semaphore held = SemaphoreKt.Semaphore(1);
         assertTrue(held.tryAcquire(1));

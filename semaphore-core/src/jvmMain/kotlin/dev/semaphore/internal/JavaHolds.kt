@@ -44,7 +44,7 @@ import java.util.concurrent.atomic.AtomicLong
 
 /** J2: who asks, made on the requesting thread if [queue] is observed now; null otherwise. [what]: Requester.FUTURE or THREAD. */
 internal fun whoAsks(queue: WaiterQueue, what: Int): Requester? =
-    if (queue.observer == null) null else Requester.ofThread(null, what)
+    if (!queue.isObserved) null else Requester.ofThread(null, what) // not queue.observer: WaiterQueue.isObserved says why
 
 /** J1, J4: the handle of [hold], granted now to the request of [who], watched for a leak if it carries one. */
 internal fun <T> handOut(queue: WaiterQueue, hold: LockHold, who: Requester?, queuePermits: Int, onGrant: (LockHold) -> T): T =

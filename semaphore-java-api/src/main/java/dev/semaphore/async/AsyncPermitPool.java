@@ -28,6 +28,25 @@ import org.jspecify.annotations.Nullable;
  * A lone {@code int} is always a permit count, a {@code Duration} always a timeout. The
  * <a href="package-summary.html#fairness">rules of the package</a> (fairness, withdrawing, timeouts,
  * interrupts, threads, closing) apply to every method.
+ *
+ * <h2 id="blocking">Blocking: a {@code Permit}, or no handle</h2>
+ * Two forms block a thread, and they wait in the same line, with the same fairness, interrupts and timeouts:
+ * <ul>
+ *   <li>{@link #acquireBlocking(int)} returns a {@link Permit}: use it by default, in try-with-resources.
+ *       The permits go back exactly once however the block ends; a second {@code close()}, on any thread,
+ *       does nothing, so a stray second release cannot give back permits someone else holds; and while the
+ *       semaphore is observed, a {@code Permit} dropped without being closed is reported as a leak. Its
+ *       price, uncontended: the handle (one object of 24 bytes) and the atomic step that makes its close
+ *       happen once, on top of the take and the give-back that every semaphore makes: where an atomic step is
+ *       most of an uncontended cycle, well above the JDK's fair {@code Semaphore} (docs/java.md, "Blocking").
+ *   <li>{@link #tryAcquire(int, Duration)} returns a boolean and the permits go back with {@link #release(int)}:
+ *       the JDK's shape and about its cost (a take and a give-back, nothing allocated). Use it where the
+ *       uncontended acquire and release are themselves the hot path and the code keeps the count itself:
+ *       nothing stops a second {@code release} of the same permits, which is caught only when it would make
+ *       more permits free than exist, and a forgotten one is never reported as a leak (there is no handle to
+ *       be collected). To wait without limit, pass a timeout of about 292 years or more, such as
+ *       {@code ChronoUnit.FOREVER.getDuration()}.
+ * </ul>
  */
 public abstract sealed class AsyncPermitPool implements AsyncInspectable permits AsyncSemaphore, AsyncPrioritySemaphore {
     private final PermitPool pool;
@@ -85,7 +104,9 @@ public abstract sealed class AsyncPermitPool implements AsyncInspectable permits
 
     /**
      * Blocks the calling thread until {@code permits} permits are granted
-     * (<a href="package-summary.html#interrupts">interrupts</a>).
+     * (<a href="package-summary.html#interrupts">interrupts</a>). Granted at once if they are free and
+     * nobody waits; the handle costs one object and one atomic step more than {@link #tryAcquire(int, Duration)}
+     * (<a href="#blocking">which blocking form</a>).
      *
      * @param permits how many, at least 1 and at most the total
      * @return the permit, to be closed
@@ -141,7 +162,8 @@ public abstract sealed class AsyncPermitPool implements AsyncInspectable permits
     /**
      * Like {@link java.util.concurrent.Semaphore#tryAcquire(int, long, java.util.concurrent.TimeUnit)}:
      * <b>blocks</b> the calling thread for at most {@code timeout}; give the permits back with
-     * {@link #release(int)}.
+     * {@link #release(int)}, once. The blocking form without a handle: what it saves and what it gives up
+     * against {@link #acquireBlocking(int)}, <a href="#blocking">which blocking form</a>.
      *
      * @param permits how many, at least 1 and at most the total
      * @param timeout the longest wait; zero or negative only tries now

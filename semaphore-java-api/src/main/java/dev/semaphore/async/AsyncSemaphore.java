@@ -10,7 +10,8 @@ import java.util.Objects;
  * {@link Permit}, from blocking calls for plain and virtual threads, or from
  * {@code java.util.concurrent}-style {@code tryAcquire} forms. It is a view of a Kotlin {@link Semaphore}:
  * futures, blocked threads and coroutines wait in one line for one permit count. Every way to take
- * permits is described once, in {@link AsyncPermitPool}.
+ * permits is described once, in {@link AsyncPermitPool}; which blocking form to use, {@code acquireBlocking()}
+ * and its {@link Permit} or the handle-less {@code tryAcquire(timeout)} and {@code release()}, is said there too.
  *
  * <pre>{@code
  * AsyncSemaphore limiter = AsyncSemaphore.create(4);              // at most 4 calls at once

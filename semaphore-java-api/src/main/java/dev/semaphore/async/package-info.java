@@ -29,6 +29,9 @@
  * neighbouring parameters of one type: a priority is chosen with {@code AsyncPrioritySemaphore.atPriority(p)},
  * not passed next to a count. The try forms' permits are given back with {@code release(n)}
  * ({@code unlock()}, {@code unlockRead()}...); the other forms' with {@link dev.semaphore.async.Permit#close()}.
+ * Of the two blocking forms, prefer the one with a {@code Permit}: it gives back exactly once; the timed try
+ * form has no handle, and costs one object and one atomic step less per acquisition
+ * ({@link dev.semaphore.async.AsyncPermitPool}, "Blocking: a Permit, or no handle").
  *
  * <h2 id="fairness">Fairness</h2>
  * Waiters are served first come, first served (by priority first, for {@link

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.semaphore.SemaphoreClosedException;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -92,6 +93,22 @@ class BlockingTest {
         assertState(s, 0, 0);
         s.release();
         assertState(s, 1, 0);
+    }
+
+    @Test
+    void theTimedTryWithAnEndlessTimeoutWaitsForTheGrant() throws Exception {
+        // The handle-less blocking form (AsyncPermitPool, "Blocking"): a timeout past what nanoseconds can count
+        // saturates to no limit, not to a negative "try now".
+        AsyncSemaphore s = drained(2);
+        Outcome forever = new Outcome(() -> s.tryAcquire(ChronoUnit.FOREVER.getDuration()));
+        Outcome longest = new Outcome(() -> s.tryAcquire(1, Duration.ofSeconds(Long.MAX_VALUE)));
+        await("two threads queued", () -> s.queueLength() == 2);
+        s.release(2);
+        assertEquals(true, forever.join());
+        assertEquals(true, longest.join());
+        assertState(s, 0, 0);
+        s.release(2); // no handle: the try form's permits go back by release
+        assertState(s, 2, 0);
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -93,6 +94,25 @@ class DocExamplesTest {
         assertEquals(List.of("rendered with both connections"), log);
         assertEquals(2, connections.availablePermits());
         assertEquals(0, connections.queueLength());
+    }
+
+    @Test
+    void blockingForms() throws Exception {
+        // example: blocking
+        AsyncSemaphore workers = AsyncSemaphore.create(8);
+        try (Permit permit = workers.acquireBlocking()) {          // the default: given back once, however it ends
+            render("with a permit");
+        }
+        if (workers.tryAcquire(ChronoUnit.FOREVER.getDuration())) { // no limit; no handle, one atomic step less
+            try {
+                render("on a hot path");
+            } finally {
+                workers.release();                                // once: nothing checks it for you
+            }
+        }
+        // end
+        assertEquals(List.of("rendered with a permit", "rendered on a hot path"), log);
+        assertEquals(8, workers.availablePermits());
     }
 
     @Test
@@ -228,7 +248,7 @@ class DocExamplesTest {
         String readWrite = document("../docs/read-write-lock.md");
         String src = "src/main/java/dev/semaphore/async/";
         List<Example> examples = examples();
-        assertEquals(List.of("semaphore", "give-up", "try", "priority", "lock", "read-write-lock", "phase-fair", "diagnostics"),
+        assertEquals(List.of("semaphore", "give-up", "try", "blocking", "priority", "lock", "read-write-lock", "phase-fair", "diagnostics"),
                 examples.stream().map(Example::name).toList());
         for (Example e : examples) {
             if (e.name().equals("diagnostics")) {
