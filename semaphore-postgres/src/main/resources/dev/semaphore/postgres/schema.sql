@@ -418,7 +418,8 @@ END $$;
 -- cancel (P8): request p_id (in slot p_slot) of p_permits permits leaves the line; if it was granted in the same
 -- instant, p_hand_back true (a cancelled caller) ends the lease and grants what that frees, false (a timed-out
 -- caller) answers the grant, which its caller takes. Never both, never neither. A request failed by a reduction
--- ('E') is answered once more, and removed.
+-- ('E') is answered once more, and removed. p_slot 0: the withdrawal was sent before the acquire's answer told the
+-- client its slot, and the request is looked up by its id (P10).
 CREATE OR REPLACE FUNCTION ${schema}.${prefix}cancel(p_name text, p_idle_ms bigint, p_id text, p_slot integer,
     p_permits integer, p_hand_back boolean,
     OUT kind text, OUT permits integer, OUT token bigint, OUT remaining_ms bigint, OUT total integer, OUT number bigint,
@@ -432,7 +433,12 @@ BEGIN
     slot := p_slot;
     IF (${schema}.${prefix}open(p_name, NULL, p_idle_ms, now_ts)).name IS NULL THEN RETURN; END IF;
     now_ts := clock_timestamp(); -- P1: once the row is locked
-    SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.slot = p_slot AND q.id = p_id;
+    IF p_slot > 0 THEN
+        SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.slot = p_slot AND q.id = p_id;
+    ELSE -- sent before the acquire's answer came (P10): found by its id among the semaphore's slots
+        SELECT * INTO r FROM ${schema}.${prefix}requests q WHERE q.semaphore = p_name AND q.id = p_id AND q.state <> 'F';
+        IF FOUND THEN p_slot := r.slot; slot := r.slot; END IF;
+    END IF;
     IF NOT FOUND OR r.state = 'F' THEN RETURN; END IF;
     IF r.state = 'Q' THEN
         PERFORM ${schema}.${prefix}vacate(p_name, p_slot);

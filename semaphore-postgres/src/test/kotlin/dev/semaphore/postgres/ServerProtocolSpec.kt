@@ -242,6 +242,33 @@ class ServerProtocolSpec : FunSpec({
         calls.state(c, name, 2, idle) shouldBe SemaphoreState(2, 0, 2)
     }
 
+    test("P8, P10: a withdrawal sent before the acquire's answer (its slot unknown) still finds the request: out of the line, a grant handed back or kept") {
+        val name = fresh("unanswered")
+        calls.acquire(c, name, 2, idle, "eeee-held", 1, 60_000, 10_000).kind shouldBe 'G'
+        calls.acquire(c, name, 2, idle, "eeee-big", 2, 60_000, 10_000).kind shouldBe 'Q'
+        calls.acquire(c, name, 2, idle, "eeee-next", 1, 60_000, 10_000).kind shouldBe 'Q'
+        calls.state(c, name, 2, idle) shouldBe SemaphoreState(1, 2, 2)
+        // A caller cancelled while its acquire was on the wire: it names the id alone.
+        calls.cancelUnanswered(c, name, idle, "eeee-big", 2, handBack = true).kind shouldBe 'U'
+        calls.state(c, name, 2, idle) shouldBe SemaphoreState(0, 0, 2) // out of the line; eeee-next fit and was granted
+        calls.heartbeat(c, name, idle, 10_000, listOf("eeee-next")).getValue("eeee-next").kind shouldBe 'G'
+        // Granted at once, its caller gone before the answer: handed back by id alone.
+        calls.cancelUnanswered(c, name, idle, "eeee-next", 1, handBack = true).kind shouldBe 'U'
+        calls.state(c, name, 2, idle) shouldBe SemaphoreState(1, 0, 2)
+        // A timed-out caller that keeps a grant learns its slot from the answer.
+        calls.acquire(c, name, 2, idle, "eeee-kept", 1, 60_000, 10_000).kind shouldBe 'G'
+        val kept = calls.cancelUnanswered(c, name, idle, "eeee-kept", 1, handBack = false)
+        kept.kind shouldBe 'G'
+        kept.slot shouldBe calls.slotOf("eeee-kept")
+        // An id the server never saw, or saw end, is answered 'U' and changes nothing.
+        calls.cancelUnanswered(c, name, idle, "eeee-never", 1, handBack = true).kind shouldBe 'U'
+        calls.state(c, name, 2, idle) shouldBe SemaphoreState(0, 0, 2)
+        calls.release(c, name, "eeee-kept", 1).shouldNotBeNull()
+        calls.release(c, name, "eeee-held", 1).shouldNotBeNull()
+        calls.state(c, name, 2, idle) shouldBe SemaphoreState(2, 0, 2)
+        freeListIsWhole(name)
+    }
+
     test("P2, P3: a reduction below what is held is a debt repaid before anyone is granted; a queued request above the new total fails, told on its channel") {
         val name = fresh("resize")
         val heard = LinkedBlockingQueue<String>()

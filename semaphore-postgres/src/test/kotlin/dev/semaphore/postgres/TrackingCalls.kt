@@ -31,6 +31,10 @@ internal class TrackingCalls(schema: PostgresSchema) {
     internal fun cancel(c: Connection, name: String, idleMs: Long, id: String, permits: Int, handBack: Boolean): Place =
         calls.cancel(c, name, idleMs, ref(id), permits, handBack)
 
+    /** A withdrawal sent before the request's answer came back: the client does not know its slot yet (slot 0). */
+    internal fun cancelUnanswered(c: Connection, name: String, idleMs: Long, id: String, permits: Int, handBack: Boolean): Place =
+        calls.cancel(c, name, idleMs, RequestRef(id), permits, handBack)
+
     fun resize(c: Connection, name: String, total: Int, idleMs: Long, resizeId: String, mode: String, n: Int): Int =
         calls.resize(c, name, total, idleMs, resizeId, mode, n)
 

@@ -48,6 +48,7 @@ import java.util.concurrent.atomic.AtomicInteger
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.startCoroutine
+import kotlin.time.Duration
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.TimeSource
@@ -150,7 +151,16 @@ abstract class DistributedConformanceSpec(start: () -> ServerUnderTest) : FunSpe
                 waiter.cancel()
                 waiter.join()
             }
-            awaitQueue(sa, 0)
+            // Well within waiterTimeToLive (10 s): a request that only its time to live takes out of the line fails here.
+            awaitQueue(sa, 0, within = 3.seconds)
+            // Cancelled at any moment, the acquire's call still on the wire included (its answer not yet back).
+            repeat(12) { round ->
+                val waiter = launch(start = CoroutineStart.UNDISPATCHED) { sb.acquire() }
+                delay(round % 4L) // 0: before the first answer could come
+                waiter.cancel()
+                waiter.join()
+                awaitQueue(sa, 0, within = 3.seconds)
+            }
             sa.release(held)
             sa.availablePermits() shouldBe 1
         }
@@ -516,8 +526,8 @@ abstract class DistributedConformanceSpec(start: () -> ServerUnderTest) : FunSpe
 }
 
 /** Waits (at most 10 s) until the server's line of [semaphore] is [length] long. */
-suspend fun awaitQueue(semaphore: dev.semaphore.distributed.DistributedSemaphore, length: Int) {
-    val deadline = TimeSource.Monotonic.markNow() + 10.seconds
+suspend fun awaitQueue(semaphore: dev.semaphore.distributed.DistributedSemaphore, length: Int, within: Duration = 10.seconds) {
+    val deadline = TimeSource.Monotonic.markNow() + within
     while (semaphore.queueLength() != length) {
         if (deadline.hasPassedNow()) throw AssertionError("the line of ${semaphore.name} did not reach $length (is ${semaphore.queueLength()})")
         delay(10)
