@@ -71,8 +71,9 @@
  *     RETIRED: retired by CAS, its registration disposed. One still in use (another coroutine of this
  *     thread waits on it) stays, and that wait uses a waiter of its own, registered for that wait only.
  *     So a Job has at most one registered waiter per thread that cached one for it, and each thread keeps
- *     one waiter, replaced by its next wait, with nothing of a completed coroutine (the Job's handler drops
- *     its caller and Job when it completes).
+ *     one waiter, replaced by its next wait, with nothing of a completed coroutine: the Job's handler drops
+ *     its caller and Job when the Job completes or is cancelled between waits, and the end of a wait drops
+ *     them when the Job stopped being active during that wait (its handler ran while the waiter was in use).
  * - Timed acquisition (acquireWithin) records "acquired" in the same synchronous step in which
  *   acquire() returns; a timeout or cancellation that lands after that point gives the permits back
  *   instead of dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
@@ -220,6 +221,11 @@ private open class SuspendWaiter(
     /** C4: the wait of a reusable waiter has ended; a later wait of its coroutine may take it. */
     fun endWait() {
         decision = IDLE
+        // C4: a Job that stopped being active during this wait ran its handler then, which retired nothing (the
+        // waiter was in use); no wait takes the waiter again, so it retires here rather than keep the coroutine
+        // alive in this thread's cache until the thread's next wait. (Either this CAS or the handler's wins.)
+        val j = job
+        if (j != null && !j.isActive && casDecision(IDLE, RETIRED)) retire()
     }
 
     /**
