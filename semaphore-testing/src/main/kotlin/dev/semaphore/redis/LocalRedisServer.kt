@@ -149,19 +149,25 @@ class LocalRedisServer private constructor(
         /**
          * A replica of [master] (`--replicaof`), once it has acknowledged a write made after it joined.
          * (After its first synchronization, Redis 7 streams writes to a replica only once it has sent its
-         * first ACK, which it does once a second: a `WAIT` made before that counts it out.)
+         * first ACK, which it does once a second: a `WAIT` made before that counts it out.) The write is made
+         * once the master lists the replica online: one made before goes in the first synchronization, not in the
+         * stream the replica acknowledges, and on a master that never had a replica it leaves the stream's offset
+         * at 0, so the wait would last until the master's next ping of its replicas (every 10 s).
          */
         fun startReplica(master: LocalRedisServer): LocalRedisServer = LocalRedisServer(false, replicaOf = master).also { replica ->
             replica.launch()
             val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20)
-            fun acknowledged(): Boolean {
+            var wrote = false
+            while (true) {
                 val info = master.reply("INFO", "replication").single()
                 val written = Regex("master_repl_offset:(\\d+)").find(info)!!.groupValues[1].toLong()
                 val acked = Regex("port=${replica.port},state=online,offset=(\\d+)").find(info)?.groupValues?.get(1)?.toLong()
-                return written > 0 && acked != null && acked >= written
-            }
-            master.command("SET", "test:replica-joined", "${replica.port}")
-            while (!acknowledged()) {
+                if (wrote && acked != null && acked >= written) break
+                if (!wrote && acked != null) {
+                    master.command("SET", "test:replica-joined", "${replica.port}")
+                    wrote = true
+                    continue
+                }
                 check(System.nanoTime() < deadline) { "the replica on port ${replica.port} did not synchronize within 20 s" }
                 Thread.sleep(20)
             }
