@@ -13,6 +13,7 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.yield
 import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicLong
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.EmptyCoroutineContext
 import dev.semaphore.Lock as OurLock
@@ -61,6 +62,26 @@ public object HandoffShapes {
             else -> throw IllegalArgumentException("unknown impl '$impl' (expected ours or kotlinx)")
         }
         else -> throw IllegalArgumentException("unknown call '$call' (expected direct or interface)")
+    }
+
+    /**
+     * [delegate], counting the coroutines it is asked to dispatch (HandoffModesBenchmark): in the hand-off loop, one
+     * per step whose release found the waiter queued, none for a step whose waiter took a free permit at once.
+     */
+    public class CountingDispatcher(private val delegate: CoroutineDispatcher) : CoroutineDispatcher() {
+        private val count = AtomicLong()
+
+        /** The dispatches so far. */
+        public val dispatches: Long get() = count.get()
+
+        override fun isDispatchNeeded(context: CoroutineContext): Boolean = delegate.isDispatchNeeded(context)
+
+        override fun dispatch(context: CoroutineContext, block: Runnable) {
+            count.incrementAndGet()
+            delegate.dispatch(context, block)
+        }
+
+        override fun toString(): String = "Counting($delegate)"
     }
 
     /** Inlined into each caller above, so that "direct" calls each primitive's own class, with nothing between. */

@@ -134,6 +134,23 @@ class WorkloadsTest {
         assertEquals(2_000, Workloads.handoff(Primitives.lock(impl, false), 2_000));
     }
 
+    @Test
+    void countingDispatcherCountsTheLaunchAndAtMostOneWakePerStep() {
+        java.util.concurrent.ExecutorService thread = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            for (String impl : List.of("ours", "kotlinx")) {
+                HandoffShapes.CountingDispatcher counting =
+                        new HandoffShapes.CountingDispatcher(kotlinx.coroutines.ExecutorsKt.from(thread));
+                assertEquals(2_000, HandoffShapes.run(impl, false, "direct", counting, 2_000), impl);
+                // The launch is one dispatch, and each step adds one at most (a wake of a queued waiter).
+                long n = counting.getDispatches();
+                assertTrue(n >= 1 && n <= 2_001, impl + ": " + n + " dispatches for 2,000 steps");
+            }
+        } finally {
+            thread.shutdownNow();
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"unconfined", "eventLoop", "default", "singleThread"})
     void handoffShapesHandEveryGrantToTheWaiterInEachShape(String waiter) {
