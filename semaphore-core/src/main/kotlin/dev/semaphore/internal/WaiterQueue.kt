@@ -320,6 +320,11 @@ internal open class WaiterQueue(
     // beside the word, so that its write lands on the cache line the take's CAS took.
     private var freeRefused = 0L
 
+    // Suspending.kt C5: how many of the next coroutine waits skip their spin for a grant, and how many the next
+    // spin that sees none makes skip. Plain fields, read and written without the lock: a heuristic's counters.
+    internal var spinSkip = 0
+    internal var spinBackoff = 1
+
     // Under the lock only (I3): exact.
     private var lockedAcquired = 0L
     private var afterWait = 0L
