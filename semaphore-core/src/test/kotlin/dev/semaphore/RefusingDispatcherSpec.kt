@@ -10,15 +10,33 @@ import kotlinx.coroutines.GlobalScope
 import kotlinx.coroutines.launch
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicInteger
 import kotlin.coroutines.CoroutineContext
 
 /** A dispatcher that runs tasks on Dispatchers.Default until [refuse] is set, then throws from dispatch. */
 private class RefusingDispatcher : CoroutineDispatcher() {
     val refuse = AtomicBoolean(false)
 
+    /** Tasks that ran and returned: a launched coroutine's first task returns once it has suspended. */
+    val returned = AtomicInteger()
+
     override fun dispatch(context: CoroutineContext, block: Runnable) {
         if (refuse.get()) throw RejectedExecutionException("refused by the test")
-        Dispatchers.Default.dispatch(context, block)
+        Dispatchers.Default.dispatch(context, Runnable {
+            try {
+                block.run()
+            } finally {
+                returned.incrementAndGet()
+            }
+        })
+    }
+
+    /**
+     * Waits until [n] launched coroutines have suspended: past their spin for a grant (Suspending.kt, C5), so a
+     * release now has to wake them through this dispatcher rather than find one still spinning.
+     */
+    fun awaitSuspended(n: Int) {
+        while (returned.get() < n) Thread.yield()
     }
 }
 
@@ -32,6 +50,7 @@ class RefusingDispatcherSpec : FunSpec({
         s.tryAcquire() shouldBe true
         val job = GlobalScope.launch(dispatcher) { s.acquire() }
         while (s.queueLength == 0) Thread.yield()
+        dispatcher.awaitSuspended(1)
         dispatcher.refuse.set(true)
         shouldThrowAny { s.release() }.isRefusal() shouldBe true
         s.availablePermits shouldBe 1 // the coroutine can never run on that dispatcher: the grant came back
@@ -46,6 +65,7 @@ class RefusingDispatcherSpec : FunSpec({
         val n = 10_000
         val jobs = List(n) { GlobalScope.launch(dispatcher) { s.acquire() } }
         while (s.queueLength < n) Thread.yield()
+        dispatcher.awaitSuspended(n)
         dispatcher.refuse.set(true)
         val error = onSmallStack { s.release() } // each hand-back grants the next, which is refused too
         (error != null && error.isRefusal()) shouldBe true
@@ -61,6 +81,7 @@ class RefusingDispatcherSpec : FunSpec({
         lock.tryLock("main") shouldBe true
         val job = GlobalScope.launch(dispatcher) { lock.lock("refused") }
         while (lock.queueLength == 0) Thread.yield()
+        dispatcher.awaitSuspended(1)
         dispatcher.refuse.set(true)
         shouldThrowAny { lock.unlock("main") }.isRefusal() shouldBe true
         lock.isLocked shouldBe false
