@@ -143,7 +143,7 @@ internal class PostgresEngine(
         private val idleMs = config.idleExpiry.inWholeMilliseconds
 
         override suspend fun acquire(id: String, permits: Int, queue: Boolean): EnginePlace =
-            statement("acquire") { calls.acquire(it, name, total, idleMs, id, permits, leaseMs, if (queue) ttlMs else null) }.engine()
+            statement("acquire", inFlightId = id) { calls.acquire(it, name, total, idleMs, id, permits, leaseMs, if (queue) ttlMs else null) }.engine()
 
         override suspend fun heartbeat(requests: List<RequestRef>): List<EnginePlace> {
             val places = statement("heartbeat") { c -> calls.heartbeat(c, name, idleMs, ttlMs, requests) }
@@ -156,8 +156,13 @@ internal class PostgresEngine(
         override suspend fun renew(lease: RequestRef, permits: Int): EnginePlace =
             statement("renew") { calls.renew(it, name, idleMs, lease, permits, leaseMs) }.engine()
 
-        override suspend fun cancel(request: RequestRef, permits: Int, handBack: Boolean): EnginePlace =
-            statement("cancel") { calls.cancel(it, name, idleMs, request, permits, handBack) }.engine()
+        override suspend fun cancel(request: RequestRef, permits: Int, handBack: Boolean): EnginePlace {
+            // P8: a withdrawal sent while the request's acquire still runs on another connection (its caller gave up,
+            // and JDBC finishes the statement in the background) runs after it, or it would find nothing to withdraw
+            // and the request would join the line after it, to stay until its time to live.
+            acquiring[request.id]?.join()
+            return statement("cancel") { calls.cancel(it, name, idleMs, request, permits, handBack) }.engine()
+        }
 
         override suspend fun resize(resizeId: String, mode: String, count: Int) {
             statement("resize") { calls.resize(it, name, total, idleMs, resizeId, mode, count) }
@@ -197,9 +202,9 @@ internal class PostgresEngine(
      * then never starts, and one that has finishes in the background and gives its connection back (JDBC cannot stop
      * a statement in flight); its outcome is the caller's to settle, as after any unanswered call (T1, T2).
      */
-    private suspend fun <T> statement(what: String, body: (Connection) -> T): T {
+    private suspend fun <T> statement(what: String, inFlightId: String? = null, body: (Connection) -> T): T {
         val state = AtomicInteger(NOT_STARTED)
-        val run = host.scope.async(io, start = CoroutineStart.DEFAULT) {
+        val run = host.scope.async(io, start = CoroutineStart.LAZY) {
             slots.withPermit {
                 if (!state.compareAndSet(NOT_STARTED, STARTED)) throw CancellationException("abandoned before it started")
                 try {
@@ -209,6 +214,12 @@ internal class PostgresEngine(
                 }
             }
         }
+        if (inFlightId != null) {
+            // Until the statement has ended (answered, failed, or abandoned before it started): see cancel.
+            acquiring[inFlightId] = run
+            run.invokeOnCompletion { acquiring.remove(inFlightId, run) }
+        }
+        run.start()
         try {
             return run.await()
         } catch (e: CancellationException) {
@@ -216,6 +227,9 @@ internal class PostgresEngine(
             throw e
         }
     }
+
+    /** The acquire statements running now, by request id (each removed when it ends): cancel waits for its request's. */
+    private val acquiring = java.util.concurrent.ConcurrentHashMap<String, kotlinx.coroutines.Job>()
 
     private fun translate(e: SQLException, what: String): RuntimeException {
         val state = e.sqlState.orEmpty()
