@@ -11,14 +11,15 @@ import kotlin.jvm.JvmSynthetic
 /**
  * A scoped form's release of [permits] of [pool] (withPermit's one call, so that its inline body stays small): while
  * observed, naming the coroutine of [context] (Observer.kt, H2); otherwise the plain release, after one read of the
- * observer. [context] is the caller's continuation's, read as a field: nothing is looked up unless observed.
+ * observer field. [context] is the caller's continuation's, read as a field: nothing is looked up unless observed.
  */
 @PublishedApi
 @JvmSynthetic
 internal fun releaseFromScope(pool: PermitPool, permits: Int, context: kotlin.coroutines.CoroutineContext) {
     // A semaphore is its engine (QueueBackedPool): a class test, and a direct call of the engine's final release.
     if (pool !is WaiterQueue) return pool.release(permits)
-    if (pool.observer == null) pool.release(permits) else pool.releaseNamed(permits, context[kotlinx.coroutines.Job])
+    // isObserved, not the observer's getter, which the JIT does not inline while Observer is unloaded (WaiterQueue.isObserved).
+    if (!pool.isObserved) pool.release(permits) else pool.releaseNamed(permits, context[kotlinx.coroutines.Job])
 }
 
 /** withReadLock's unlockRead: while observed, naming the coroutine of [context] (Observer.kt, H2). */
@@ -26,5 +27,5 @@ internal fun releaseFromScope(pool: PermitPool, permits: Int, context: kotlin.co
 @JvmSynthetic
 internal fun unlockReadFromScope(lock: ReadWriteLock, context: kotlin.coroutines.CoroutineContext) {
     if (lock !is ReadWriteLockImpl) return lock.unlockRead()
-    lock.unlockRead(if (lock.waiterQueue.observer == null) null else context[kotlinx.coroutines.Job])
+    lock.unlockRead(if (!lock.waiterQueue.isObserved) null else context[kotlinx.coroutines.Job])
 }

@@ -177,16 +177,7 @@ class ReusedWaiterSpec : FunSpec({
             job.join()
         }
         // The coroutine finished: its Job's handler retired the kept waiter (dropped its Job and continuation).
-        var collected = false
-        for (i in 0 until 50) {
-            System.gc()
-            if (jobRef!!.get() == null) {
-                collected = true
-                break
-            }
-            Thread.sleep(20)
-        }
-        collected shouldBe true
+        isCollectedSoon(jobRef!!) shouldBe true
         s.availablePermits shouldBe 1
     }
 
@@ -205,16 +196,7 @@ class ReusedWaiterSpec : FunSpec({
             s.release()
         }
         // The wait's end saw its Job no longer active and retired the waiter itself.
-        var collected = false
-        for (i in 0 until 50) {
-            System.gc()
-            if (jobRef!!.get() == null) {
-                collected = true
-                break
-            }
-            Thread.sleep(20)
-        }
-        collected shouldBe true
+        isCollectedSoon(jobRef!!) shouldBe true
         s.availablePermits shouldBe 1
         s.queueLength shouldBe 0
     }
@@ -300,4 +282,14 @@ private fun storm(kind: String, seed: Long) {
             rw.unlockWrite()
         }
     }
+}
+
+/** True once [ref]'s object is collected: up to 50 collections, 20 ms apart. */
+private fun isCollectedSoon(ref: WeakReference<*>): Boolean {
+    repeat(50) {
+        System.gc()
+        if (ref.get() == null) return true
+        Thread.sleep(20)
+    }
+    return false
 }

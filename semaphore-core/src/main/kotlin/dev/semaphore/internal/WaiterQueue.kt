@@ -343,10 +343,11 @@ internal open class WaiterQueue(
     private var wObs: Observer? = null
 
     /**
-     * [observer] != null, for the fast paths of callers outside this class (the Java bridge's whoAsks). Not the
-     * getter of [observer]: the JIT does not inline a method whose signature names a class not loaded yet, and
-     * Observer is not loaded until something observes, so each unobserved request paid a call there (seen with
-     * -XX:+PrintInlining: "unloaded signature classes"). A read of the field inside this class inlines.
+     * [observer] != null, for the fast paths of callers outside this class (the Java bridge's whoAsks, the scoped
+     * forms' release in ScopedRelease.kt). Not the getter of [observer]: the JIT does not inline a method whose
+     * signature names a class not loaded yet, and Observer is not loaded until something observes, so each
+     * unobserved request paid a call there (seen with -XX:+PrintInlining: "unloaded signature classes"). A read of
+     * the field inside this class inlines.
      */
     val isObserved: Boolean get() = observer != null
 
