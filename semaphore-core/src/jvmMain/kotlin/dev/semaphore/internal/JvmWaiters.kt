@@ -148,16 +148,20 @@ internal class HookedGrantFuture<T>(private val onWithdrawn: () -> Unit) : Grant
 /**
  * A waiter whose grant completes a [GrantFuture] with the handle of [hold] (JavaHolds.kt, J1): made by
  * `onGrant(hold)`, watched for a leak only once the future took it (J4; W3: a handle never delivered is not).
+ * A request made while nobody observed carries no Requester (J2), and its waiter has no field for one: a pending
+ * future is a queued waiter for as long as it waits, so every field is paid per waiter (docs/benchmarks.md,
+ * "Memory per waiter"). [ObservedFutureWaiter] carries it.
  */
-internal class FutureWaiter<T>(
+internal open class FutureWaiter<T>(
     permits: Int,
     grantee: Grantee,
     private val hold: LockHold,
-    /** Who asked, if the primitive was observed then (J2). */
-    private val who: Requester?,
     private val onGrant: (LockHold) -> T,
     val future: GrantFuture<T>,
 ) : PermitWaiter(permits, grantee) {
+    /** Who asked, if the primitive was observed then (J2). */
+    protected open val who: Requester? get() = null
+
     override fun tryClaim(): Boolean = !future.isDone
 
     override fun requester(): Requester = who ?: Requester.ofThread(grantee.owner, Requester.FUTURE)
@@ -165,13 +169,24 @@ internal class FutureWaiter<T>(
     override fun onGranted() {
         val handle = onGrant(hold)
         if (!future.deliver(handle)) return handBack() // W3: completed by someone else since the claim
-        if (who != null) Leaks.watch(queue, handle, hold, permits, who)
+        val who = who ?: return
+        Leaks.watch(queue, handle, hold, permits, who)
     }
 
     override fun onFailed(cause: Throwable) {
         future.fail(cause)
     }
 }
+
+/** A [FutureWaiter] for a request made while the primitive was observed: with its Requester (J2). */
+internal class ObservedFutureWaiter<T>(
+    permits: Int,
+    grantee: Grantee,
+    hold: LockHold,
+    override val who: Requester,
+    onGrant: (LockHold) -> T,
+    future: GrantFuture<T>,
+) : FutureWaiter<T>(permits, grantee, hold, onGrant, future)
 
 /**
  * Requests [permits] as a future of the handle of [hold] (JavaHolds.kt, J1), for the request of [who] (J2;
@@ -188,7 +203,7 @@ internal fun <T> WaiterQueue.requestFuture(
     onWithdrawn: (() -> Unit)? = null,
 ): GrantFuture<T> {
     val future = if (onWithdrawn == null) GrantFuture() else HookedGrantFuture<T>(onWithdrawn)
-    val w = FutureWaiter(permits, grantee, hold, who, onGrant, future)
+    val w = if (who == null) FutureWaiter(permits, grantee, hold, onGrant, future) else ObservedFutureWaiter(permits, grantee, hold, who, onGrant, future)
     if (enqueue(w, priority)) {
         future.deliver(handOut(this, hold, who, permits, onGrant)) // not yet handed to anyone: always delivered
     } else {
