@@ -56,9 +56,12 @@ public abstract class ManyThreads {
     @Setup(Level.Invocation) public void markParks() { parksBefore = poolWaits(); }
     @TearDown(Level.Invocation) public void countParks() { parks += poolWaits() - parksBefore; sectionsRun += sections; }
 
-    private long poolWaits() {
+    private long poolWaits() { return waits(poolThreadIds); }
+
+    /** The JVM's waited counts (one per LockSupport.park) of the threads {@code ids}, summed; they must all be alive. */
+    static long waits(long[] ids) {
         long sum = 0;
-        for (ThreadInfo i : MX.getThreadInfo(poolThreadIds, 0)) {
+        for (ThreadInfo i : MX.getThreadInfo(ids, 0)) {
             if (i == null) throw new IllegalStateException("a pool thread died");
             sum += i.getWaitedCount();
         }

@@ -1,8 +1,5 @@
 package dev.semaphore.benchmarks;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
-import java.lang.management.ThreadMXBean;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
@@ -31,8 +28,6 @@ public class ReadWriteParksBenchmark {
     @Param({"50"}) public int workInside;
     @Param({"50"}) public int workOutside;
     @Param({"50000"}) public int sections;
-
-    private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
 
     private ExecutorService pool;
     private long[] poolThreadIds;
@@ -68,14 +63,7 @@ public class ReadWriteParksBenchmark {
         sectionsRun += sections;
     }
 
-    private long poolWaits() {
-        long sum = 0;
-        for (ThreadInfo i : MX.getThreadInfo(poolThreadIds, 0)) {
-            if (i == null) throw new IllegalStateException("a pool thread died");
-            sum += i.getWaitedCount();
-        }
-        return sum;
-    }
+    private long poolWaits() { return ManyThreads.waits(poolThreadIds); }
 
     /** Per iteration: parks and dispatches per section (NaN before the first invocation). */
     @State(Scope.Thread) @AuxCounters(AuxCounters.Type.EVENTS)
