@@ -87,6 +87,14 @@
  *   where others wait too (the next release is someone else's, or not ours alone), none does. The two counters
  *   (WaiterQueue.spinSkip, spinBackoff) are read and written without synchronization: a lost update changes how
  *   often a wait spins, nothing else.
+ * - C6, no type test on the wake's path that can see two classes: `decision` of a suspended waiter is the
+ *   registration on its Job (kotlinx's node) or one of our marks, and the wake tells them apart by identity before
+ *   it casts the registration to DisposableHandle, so that cast only ever sees the node's class, and the JIT compiles
+ *   it to one compare of that class. Written as `as? DisposableHandle`, the test saw two classes once reusable waiters
+ *   (C4, SUSPENDED_REUSABLE) existed, and cost the contended Semaphore(1) on Dispatchers.Default about 10% on JDK 17
+ *   and nothing on JDK 25 (docs/profiles.md, "Waiter reuse and the contended `Semaphore(1)`"): the full test against
+ *   an interface writes, on JDK 17 to 22, a one-entry cache in the node's class on every hit, which kotlinx's own tests
+ *   of its nodes against its interface Incomplete rewrite (JDK-8180450, fixed in JDK 23).
  * - Timed acquisition (acquireWithin) records "acquired" in the same synchronous step in which
  *   acquire() returns; a timeout or cancellation that lands after that point gives the permits back
  *   instead of dropping them (the withTimeout { acquire() } leak of kotlinx issue 2233 cannot happen).
@@ -259,7 +267,9 @@ private open class SuspendWaiter(
                 break
             }
         }
-        (d as? DisposableHandle)?.dispose()
+        // The suspended marks are ruled out by identity before the cast, so the cast only ever sees the class of
+        // kotlinx's registration: compiled, it is one compare of that class (C6).
+        if (d !== SUSPENDED_REUSABLE && d !== SUSPENDED_WITHOUT_JOB) (d as DisposableHandle).dispose()
         val ctx = caller.context
         val interceptor = ctx[ContinuationInterceptor]
         if (interceptor !is CoroutineDispatcher) {
