@@ -130,21 +130,55 @@ class LocalPostgresServer private constructor(
 
     /**
      * `kill -9` of the server: the postmaster and every backend at once, as a crash of its machine would end them (a
-     * postmaster killed alone leaves backends that a new one must wait for).
+     * postmaster killed alone leaves backends that a new one must wait for). The postmaster is stopped (SIGSTOP)
+     * before its children are listed, so that no backend forked between the listing and the kill outlives it: such a
+     * backend keeps the old shared memory attached, and the next [launch] then refuses to start ("pre-existing shared
+     * memory block is still in use"). Any process still working in the data directory after that is killed too.
      */
     fun kill() {
         process?.let { p ->
+            signal("STOP", listOf(p.pid()))
+            awaitState(listOf(p.pid()), "stopped") { it == 'T' || it == 't' || it == 'Z' }
             val all = listOf(p.pid()) + p.toHandle().descendants().map { it.pid() }.toList()
-            ProcessBuilder(listOf("kill", "-9") + all.map { "$it" }).start().waitFor()
+            signal("KILL", all)
             p.waitFor(30, TimeUnit.SECONDS)
             // Gone, or a zombie (it holds no shared memory any more; its new parent reaps it when it will).
-            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
-            while (all.any { pid -> File("/proc/$pid/stat").let { it.exists() && !runCatching { it.readText() }.getOrDefault("").substringAfter(") ").startsWith("Z") } }) {
-                check(System.nanoTime() < deadline) { "the killed server's processes did not end within 30 s" }
-                Thread.sleep(10)
+            awaitState(all, "ended") { it == 'Z' }
+            // And any process of this server that escaped the listing all the same (every one works in the data
+            // directory): the next postmaster refuses to start while one of them is alive.
+            val strays = processesIn(data)
+            if (strays.isNotEmpty()) {
+                signal("KILL", strays)
+                awaitState(strays, "ended") { it == 'Z' }
             }
         }
     }
+
+    /** The processes whose working directory is [dir] (those this user may inspect), zombies left out. */
+    private fun processesIn(dir: File): List<Long> {
+        val target = dir.canonicalFile.toPath()
+        return File("/proc").listFiles { f -> f.name.all(Char::isDigit) }.orEmpty().mapNotNull { f ->
+            val cwd = runCatching { Files.readSymbolicLink(File(f, "cwd").toPath()) }.getOrNull()
+            f.name.toLong().takeIf { cwd == target && state(it).let { s -> s != null && s != 'Z' } }
+        }
+    }
+
+    private fun signal(name: String, pids: List<Long>) {
+        ProcessBuilder(listOf("kill", "-$name") + pids.map { "$it" }).start().waitFor()
+    }
+
+    /** Waits until each of [pids] has ended or is in a state that [reached] accepts (the letter of /proc/<pid>/stat). */
+    private fun awaitState(pids: List<Long>, what: String, reached: (Char) -> Boolean) {
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
+        while (pids.any { pid -> state(pid)?.let { !reached(it) } ?: false }) {
+            check(System.nanoTime() < deadline) { "the server's processes $pids were not $what within 30 s" }
+            Thread.sleep(5)
+        }
+    }
+
+    /** The state letter of process [pid], or null once it has no /proc entry. */
+    private fun state(pid: Long): Char? =
+        runCatching { File("/proc/$pid/stat").readText() }.getOrNull()?.substringAfterLast(") ")?.firstOrNull()
 
     /** Kills it (`kill -9`) and starts it again on the same port and data directory: crash recovery keeps every commit. */
     fun restart() {
