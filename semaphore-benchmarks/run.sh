@@ -12,6 +12,7 @@
 #   run.sh smoke            # the same with tiny sizes into target/smoke/ (docs/ untouched): checks that everything runs
 #   run.sh readwrite        # readwrite/ only, with the full settings
 #   run.sh readmostly       # readmostly/ only: readwrite/'s read-mostly rows again, with 6 forks
+#   run.sh local            # local/ only, with the full settings: cancellation and the memory probe
 #   run.sh distributed      # distributed/: semaphore-redis vs Redisson on a local redis-server, in rounds
 #   run.sh postgres         # postgres/: semaphore-postgres vs the pg_try_advisory_lock recipe and Spring's JdbcLockRegistry
 #                           # on a local PostgreSQL, and ours on a local redis-server; then PostgresPeersReport (server cost)
@@ -89,6 +90,13 @@ case "$mode" in
     ;;
   handoff)
     ;;
+  local)
+    common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
+    cancel=(-f 2 -wi 5 -i 10)
+    memory_waiters=1000000
+    memory_repeats=3
+    run_text="every parameter; memory 1,000,000 waiters, median of 3"
+    ;;
   contended)
     common=(-f 2 -wi 5 -i 5 -w 1s -r 1s)
     contended=()
@@ -102,7 +110,7 @@ case "$mode" in
     before_ref="${2:-bc8bd15}"
     ;;
   *)
-    echo "usage: $0 quick|full|smoke|cycles|handoff|contended|distributed|postgres|postgres-smoke|readwrite|readmostly|diagnostics [REF]" >&2
+    echo "usage: $0 quick|full|smoke|cycles|handoff|contended|distributed|postgres|postgres-smoke|readwrite|readmostly|local|diagnostics [REF]" >&2
     exit 2
     ;;
 esac
@@ -443,23 +451,33 @@ if [ "$mode" = cycles ]; then
   exit 0
 fi
 
+# local/: the cost of cancelling a waiter, and the memory probe.
+run_local() {
+  local out="$results/local"
+  rm -rf "$out"
+  mkdir -p "$out"
+
+  echo "== cancellation"
+  java -jar "$jar" 'dev.semaphore.benchmarks.CancellationBenchmark' "${cancel[@]}" -rf json -rff "$out/cancellation.json"
+
+  echo "== memory per waiter"
+  # Serial GC: a full collection compacts exactly, so the used heap after it is the live set.
+  java -XX:+UseSerialGC -Xms3g -Xmx3g -cp "$jar" dev.semaphore.benchmarks.MemoryPerWaiter \
+    "$memory_waiters" "$out/memory.json" "$memory_repeats"
+
+  run_txt "$out" "\`run.sh $mode\`: $run_text"
+}
+
+if [ "$mode" = local ]; then
+  run_local
+  recheck "$here/target/recheck.txt" local/cancellation.json
+  exit 0
+fi
+
 run_cycles
 run_handoff
 run_contended
 run_readwrite
 run_readmostly
-
-out="$results/local"
-rm -rf "$out"
-mkdir -p "$out"
-
-echo "== cancellation"
-java -jar "$jar" 'dev.semaphore.benchmarks.CancellationBenchmark' "${cancel[@]}" -rf json -rff "$out/cancellation.json"
-
-echo "== memory per waiter"
-# Serial GC: a full collection compacts exactly, so the used heap after it is the live set.
-java -XX:+UseSerialGC -Xms3g -Xmx3g -cp "$jar" dev.semaphore.benchmarks.MemoryPerWaiter \
-  "$memory_waiters" "$out/memory.json" "$memory_repeats"
-
-run_txt "$out" "\`run.sh $mode\`: $run_text"
+run_local
 recheck "$here/target/recheck.txt" cycles/uncontended.json,cycles/handoff.json,contended/contended.json,contended/oversubscribed.json,contended/threads-lock.json,local/cancellation.json
